@@ -1,0 +1,50 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// System libraries come from Debian (`scripts/install-deps`). None of them uses
+// `pkgConfig:`: Debian's tesseract.pc drags in libcurl-nss and libzmq.pc adds an
+// `-isystem` flag SwiftPM rejects; the headers are on the default paths and the
+// module maps' `link` lines are enough.
+let package = Package(
+    name: "Quire",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "quire", targets: ["quire"]),
+        .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
+        .library(name: "QuireWire", targets: ["QuireWire"]),
+        .library(name: "QuireBroker", targets: ["QuireBroker"]),
+        .library(name: "QuireWorker", targets: ["QuireWorker"]),
+        .library(name: "QuireClient", targets: ["QuireClient"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CZeroMQ", providers: [.apt(["libzmq3-dev"])]),
+        .systemLibrary(name: "CTesseract", providers: [.apt(["libtesseract-dev", "libleptonica-dev"])]),
+        .systemLibrary(name: "CSodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CHeif", providers: [.apt(["libheif-dev"])]),
+
+        .target(name: "QuireSupport"),
+        .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
+        .target(name: "QuireWire"),
+        .target(name: "QuireBroker", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport"]),
+        .target(name: "QuireWorker", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport"]),
+        .target(name: "QuireClient", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport"]),
+        .executableTarget(
+            name: "quire",
+            dependencies: ["QuireBroker", "QuireWorker", "QuireClient", "QuireWire", "QuireSupport", "ZeroMQ"]
+        ),
+
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
+        .testTarget(name: "QuireWireTests", dependencies: ["QuireWire"]),
+        .testTarget(name: "QuireBrokerTests", dependencies: ["QuireBroker", "QuireWire"]),
+        .testTarget(
+            name: "QuireEndToEndTests",
+            dependencies: ["quire", "QuireClient", "QuireWire", "ZeroMQ"]
+        ),
+        .testTarget(
+            name: "SystemLibraryTests",
+            dependencies: ["CTesseract", "CSodium", "CSQLite", "CHeif"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
