@@ -1,0 +1,79 @@
+import Foundation
+
+/// A typed error as it travels on the wire: `{"error":{"code","message","retryable",…}}`
+/// (`proto-json/error.schema.json`). Brokers and workers send it as the one frame of a FINAL reply.
+public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Stable, machine-readable codes. Keep in step with the `enum` in `error.schema.json`.
+    public enum Code: String, Sendable, Codable, CaseIterable {
+        case badRequest = "bad_request"
+        case invalidJSON = "invalid_json"
+        case tooLarge = "too_large"
+        case busy
+        case serviceUnavailable = "service_unavailable"
+        case timeout
+        case workerLost = "worker_lost"
+        case shuttingDown = "shutting_down"
+        case `internal`
+
+        /// Whether a request failing with this code may succeed when sent again later.
+        public var isRetryableByDefault: Bool {
+            switch self {
+            case .busy, .serviceUnavailable, .timeout, .workerLost, .shuttingDown: true
+            case .badRequest, .invalidJSON, .tooLarge, .internal: false
+            }
+        }
+    }
+
+    public var code: Code
+    public var message: String
+    public var retryable: Bool
+    public var service: String?
+    public var attempts: Int?
+    public var limit: Int?
+
+    public init(_ code: Code, _ message: String, retryable: Bool? = nil, service: String? = nil, attempts: Int? = nil, limit: Int? = nil) {
+        self.code = code
+        self.message = message
+        self.retryable = retryable ?? code.isRetryableByDefault
+        self.service = service
+        self.attempts = attempts
+        self.limit = limit
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+
+    private struct Envelope: Codable {
+        var error: Body
+    }
+
+    private struct Body: Codable {
+        var code: String
+        var message: String
+        var retryable: Bool
+        var service: String?
+        var attempts: Int?
+        var limit: Int?
+    }
+
+    /// The JSON frame for this error.
+    public var jsonFrame: [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let body = Body(code: code.rawValue, message: message, retryable: retryable, service: service, attempts: attempts, limit: limit)
+        // Encoding plain strings, integers and booleans cannot fail.
+        return (try? Array(encoder.encode(Envelope(error: body)))) ?? Array(#"{"error":{"code":"internal","message":"error encoding failed","retryable":false}}"#.utf8)
+    }
+
+    /// Reads an error reply; `nil` when the frame is not an error body. Unknown codes (from newer peers)
+    /// map to `internal` with the original code kept in the message.
+    public init?(jsonFrame: [UInt8]) {
+        guard jsonFrame.first == UInt8(ascii: "{"),
+              let envelope = try? JSONDecoder().decode(Envelope.self, from: Data(jsonFrame)) else { return nil }
+        let body = envelope.error
+        if let code = Code(rawValue: body.code) {
+            self.init(code, body.message, retryable: body.retryable, service: body.service, attempts: body.attempts, limit: body.limit)
+        } else {
+            self.init(.internal, "\(body.code): \(body.message)", retryable: body.retryable, service: body.service)
+        }
+    }
+}
