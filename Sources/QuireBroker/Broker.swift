@@ -1,0 +1,115 @@
+import QuireSupport
+import QuireWire
+import Synchronization
+import ZeroMQ
+
+/// The running broker: one ROUTER socket, one thread, and ``BrokerState`` deciding everything.
+///
+/// ``run()`` blocks the calling thread (give it a dedicated `Thread`, never the cooperative pool) until
+/// ``stop()`` is called from any thread or the context is shut down.
+public final class Broker: Sendable {
+    public let configuration: BrokerConfiguration
+    private let context: Context
+    private let logger: Logger
+    private let wakeup: Wakeup
+    private let stopRequested = Atomic<Bool>(false)
+    private let endpoint = Mutex<String?>(nil)
+
+    public init(configuration: BrokerConfiguration, context: Context, logger: Logger) throws(ZMQError) {
+        self.configuration = configuration
+        self.context = context
+        self.logger = logger
+        self.wakeup = try Wakeup()
+    }
+
+    /// The endpoint actually bound (with the real port when the configuration said `*` or `0`), once
+    /// ``run()`` has bound it.
+    public var boundEndpoint: String? { endpoint.withLock { $0 } }
+
+    /// Asks the broker to stop: queued and in-flight clients get `shutting_down`, workers DISCONNECT.
+    public func stop() {
+        stopRequested.store(true, ordering: .releasing)
+        wakeup.signal()
+    }
+
+    /// How often time-driven work runs: often enough for the heartbeat, rarely enough to cost nothing.
+    private var tickInterval: Milliseconds {
+        Milliseconds(min(250, max(5, configuration.heartbeatInterval.value / 4)))
+    }
+
+    /// Binds and serves until stopped. Throws if the socket cannot be set up or bound.
+    public func run(onBound: (String) -> Void = { _ in }) throws(ZMQError) {
+        let socket = try Socket(context: context, type: .router)
+        try socket.setRouterMandatory(true)
+        try socket.setSendHighWaterMark(100_000)
+        try socket.setReceiveHighWaterMark(100_000)
+        try socket.setMaxMessageSize(configuration.transportFrameLimit)
+        try socket.bind(configuration.bind)
+        let bound = try socket.lastEndpoint
+        endpoint.withLock { $0 = bound }
+        logger.notice("broker listening", metadata: ["endpoint": bound])
+        onBound(bound)
+
+        var state = BrokerState(configuration: configuration)
+        let poller = Poller([.socket(socket, .readable), .descriptor(wakeup.descriptor, .readable)])
+        var nextTick = Instant.now() + tickInterval
+
+        do {
+            while !stopRequested.load(ordering: .acquiring) {
+                let timeout = Instant.now().milliseconds(until: nextTick)
+                let ready = try poller.poll(timeoutMilliseconds: Int(timeout))
+                if ready[1].contains(.readable) { wakeup.drain() }
+                if ready[0].contains(.readable) {
+                    // Drain a batch, then give timers a turn so heartbeats never starve under load.
+                    var budget = 4_096
+                    while budget > 0, let frames = try socket.receive(dontWait: true) {
+                        budget -= 1
+                        guard frames.count >= 1 else { continue }
+                        let peer = frames[0]
+                        let actions = state.handle(.message(peer: peer, frames: Array(frames.dropFirst())), now: Instant.now())
+                        try perform(actions, on: socket, state: &state)
+                    }
+                }
+                let now = Instant.now()
+                if now >= nextTick {
+                    try perform(state.handle(.tick, now: now), on: socket, state: &state)
+                    nextTick = now + tickInterval
+                }
+            }
+            // Orderly stop: tell everyone, and let the goodbyes leave before the socket closes.
+            try perform(state.handle(.shutdown, now: Instant.now()), on: socket, state: &state)
+            try socket.setLinger(milliseconds: 500)
+            socket.close()
+            logger.notice("broker stopped", metadata: ["endpoint": bound])
+        } catch let error where error.isTerminated {
+            logger.notice("broker stopped: context terminated", metadata: ["endpoint": bound])
+        }
+    }
+
+    private func perform(_ initial: [BrokerAction], on socket: Socket, state: inout BrokerState) throws(ZMQError) {
+        var pending = initial
+        var index = 0
+        while index < pending.count {
+            let action = pending[index]
+            index += 1
+            switch action {
+            case .send(let peer, let frames):
+                var delivered = false
+                do {
+                    delivered = try socket.send([peer] + frames, dontWait: true)
+                } catch let error where error.isHostUnreachable {
+                    delivered = false
+                } catch let error where error.isTerminated {
+                    throw error
+                } catch {
+                    logger.error("send failed", metadata: ["error": error.description, "peer": hex(peer)])
+                }
+                if !delivered {
+                    pending.append(contentsOf: state.handle(.undeliverable(peer: peer), now: Instant.now()))
+                }
+            case .log(let level, let message, let metadata):
+                logger.log(level, message, metadata: metadata)
+            }
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import QuireSupport
+
+/// Everything the broker can be told, with every default in one place.
+public struct BrokerConfiguration: Sendable, Equatable {
+    /// Where the ROUTER socket binds. Clients and workers connect; only the broker binds.
+    public var bind: String
+    /// How often the broker sends HEARTBEAT to each worker, busy or idle (RFC 18 §Heartbeating).
+    /// 2,500 ms matches majortomo's default, so its workers and Quire's agree out of the box.
+    public var heartbeatInterval: Milliseconds
+    /// A worker that sends nothing for `heartbeatInterval × heartbeatLiveness` is dead (RFC: 3–5).
+    public var heartbeatLiveness: Int
+    /// How long a worker of a dialect that stays silent while busy (MDP/0.1, majortomo) may hold one
+    /// request before it is taken for dead. MDP/0.2 workers heartbeat while busy instead.
+    public var busyWorkerTimeout: Milliseconds
+    /// How long a request may wait in a queue for a worker before it is answered with an error.
+    public var requestTimeout: Milliseconds
+    /// How many workers may take one request in turn when they die holding it, before the client
+    /// gets `worker_lost`. Requests are replayed only because Quire's services are idempotent.
+    public var maxAttempts: Int
+    /// Requests waiting per service; past it new requests get `busy` at once.
+    public var maxQueuedRequests: Int
+    /// The largest message (all frames together) the broker accepts; larger ones get `too_large`.
+    public var maxMessageBytes: Int
+    /// The most frames one message may have.
+    public var maxFrames: Int
+
+    public init(
+        bind: String = "tcp://*:5555",
+        heartbeatInterval: Milliseconds = 2_500,
+        heartbeatLiveness: Int = 4,
+        busyWorkerTimeout: Milliseconds = 900_000,
+        requestTimeout: Milliseconds = 30_000,
+        maxAttempts: Int = 3,
+        maxQueuedRequests: Int = 10_000,
+        maxMessageBytes: Int = 64 << 20,
+        maxFrames: Int = 64
+    ) {
+        self.bind = bind
+        self.heartbeatInterval = heartbeatInterval
+        self.heartbeatLiveness = heartbeatLiveness
+        self.busyWorkerTimeout = busyWorkerTimeout
+        self.requestTimeout = requestTimeout
+        self.maxAttempts = maxAttempts
+        self.maxQueuedRequests = maxQueuedRequests
+        self.maxMessageBytes = maxMessageBytes
+        self.maxFrames = maxFrames
+    }
+
+    /// The defaults, overridden by `QUIRE_*` environment variables where set. Values that do not parse
+    /// are reported, not ignored.
+    public init(environment: [String: String]) throws(ConfigurationError) {
+        self.init()
+        let reader = EnvironmentReader(environment)
+        if let v = reader.string("QUIRE_BIND") { bind = v }
+        if let v = try reader.milliseconds("QUIRE_HEARTBEAT_INTERVAL_MS") { heartbeatInterval = v }
+        if let v = try reader.integer("QUIRE_HEARTBEAT_LIVENESS", range: 1...100) { heartbeatLiveness = v }
+        if let v = try reader.milliseconds("QUIRE_BUSY_WORKER_TIMEOUT_MS") { busyWorkerTimeout = v }
+        if let v = try reader.milliseconds("QUIRE_REQUEST_TIMEOUT_MS") { requestTimeout = v }
+        if let v = try reader.integer("QUIRE_MAX_ATTEMPTS", range: 1...100) { maxAttempts = v }
+        if let v = try reader.integer("QUIRE_MAX_QUEUED_REQUESTS", range: 1...10_000_000) { maxQueuedRequests = v }
+        if let v = try reader.integer("QUIRE_MAX_MESSAGE_BYTES", range: 1024...(1 << 31)) { maxMessageBytes = v }
+    }
+
+    /// The hard per-frame limit given to libzmq (`ZMQ_MAXMSGSIZE`): above the broker's own limit so that
+    /// a message a little too large still gets a typed `too_large` answer; a frame past this one makes
+    /// libzmq drop the connection instead.
+    public var transportFrameLimit: Int64 { Int64(maxMessageBytes) * 2 + 65_536 }
+
+    /// The idle time after which a worker is dead.
+    public var workerExpiry: Milliseconds { heartbeatInterval * heartbeatLiveness }
+}

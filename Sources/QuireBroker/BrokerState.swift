@@ -1,0 +1,445 @@
+import QuireSupport
+import QuireWire
+
+/// Something that happened to the broker.
+public enum BrokerEvent: Sendable, Equatable {
+    /// A message arrived on the ROUTER: the peer's identity and the frames after it.
+    case message(peer: [UInt8], frames: [[UInt8]])
+    /// A send to `peer` failed because the peer is gone (`EHOSTUNREACH` with ROUTER_MANDATORY) or its
+    /// queue is full.
+    case undeliverable(peer: [UInt8])
+    /// Time passed: heartbeats, expiries and timeouts are due.
+    case tick
+    /// The broker is stopping: answer everyone who waits and tell workers.
+    case shutdown
+}
+
+/// Something the broker loop must do.
+public enum BrokerAction: Sendable, Equatable {
+    case send(peer: [UInt8], frames: [[UInt8]])
+    case log(Logger.Level, String, [String: String])
+}
+
+/// Counters the broker keeps; the stats publisher reads them.
+public struct BrokerCounters: Sendable, Equatable {
+    public var requestsReceived = 0
+    public var repliesSent = 0
+    public var errorsSent: [WireError.Code: Int] = [:]
+    public var requestsRequeued = 0
+    public var workersDisconnected = 0
+    public var workersExpired = 0
+    public var malformedMessages = 0
+    public var bytesIn = 0
+    public var bytesOut = 0
+}
+
+/// The Majordomo broker as a pure state machine: events in, actions out, time passed in.
+///
+/// It never touches a socket or a clock, so every rule (LRU dispatch, heartbeats, expiry, requeueing,
+/// limits, dialects) is unit-tested without either. `BrokerLoop` polls the ROUTER and carries out the
+/// actions.
+public struct BrokerState: Sendable {
+    public let configuration: BrokerConfiguration
+    public private(set) var counters = BrokerCounters()
+
+    struct Worker: Sendable {
+        let identity: [UInt8]
+        let dialect: Dialect
+        let service: String
+        /// The request being served, if any.
+        var request: UInt64?
+        /// When the worker counts as dead unless something arrives from it.
+        var expiry: Instant
+        /// When a busy worker of a silent dialect counts as dead.
+        var busyDeadline: Instant?
+        /// When the broker last sent the worker anything (heartbeats are sent only after quiet).
+        var lastSent: Instant
+    }
+
+    struct Request: Sendable {
+        let id: UInt64
+        let client: [UInt8]
+        let clientDialect: Dialect
+        let service: String
+        let body: [[UInt8]]
+        var deadline: Instant
+        var attempts: Int
+    }
+
+    struct Service: Sendable {
+        var queue = Deque<Request>()
+        /// Idle workers, least recently used first.
+        var idle = Deque<[UInt8]>()
+        var workerCount = 0
+    }
+
+    var workers: [[UInt8]: Worker] = [:]
+    var services: [String: Service] = [:]
+    /// Requests held by workers, by request id (the address frame the worker echoes back).
+    var inFlight: [UInt64: Request] = [:]
+    var nextRequestID: UInt64 = 1
+    var stopping = false
+
+    public init(configuration: BrokerConfiguration) {
+        self.configuration = configuration
+    }
+
+    // MARK: - Queries
+
+    /// Workers registered for `service`.
+    public func workerCount(service: String) -> Int { services[service]?.workerCount ?? 0 }
+    /// Idle workers for `service`.
+    public func idleWorkerCount(service: String) -> Int { services[service]?.idle.count ?? 0 }
+    /// Requests waiting for a worker of `service`.
+    public func queueDepth(service: String) -> Int { services[service]?.queue.count ?? 0 }
+    /// Requests held by workers.
+    public var inFlightCount: Int { inFlight.count }
+    public var workerTotal: Int { workers.count }
+    public var serviceNames: [String] { services.keys.sorted() }
+
+    // MARK: - Events
+
+    public mutating func handle(_ event: BrokerEvent, now: Instant) -> [BrokerAction] {
+        var actions: [BrokerAction] = []
+        switch event {
+        case .message(let peer, let frames):
+            receive(peer: peer, frames: frames, now: now, into: &actions)
+        case .undeliverable(let peer):
+            if workers[peer] != nil {
+                actions.append(.log(.warning, "worker unreachable; dropping it", ["peer": hex(peer)]))
+                removeWorker(peer, now: now, into: &actions, disconnect: false)
+            }
+        case .tick:
+            tick(now: now, into: &actions)
+        case .shutdown:
+            shutdown(into: &actions)
+        }
+        return actions
+    }
+
+    // MARK: - Receiving
+
+    private mutating func receive(peer: [UInt8], frames: [[UInt8]], now: Instant, into actions: inout [BrokerAction]) {
+        var total = 0
+        for frame in frames { total += frame.count }
+        counters.bytesIn += total
+
+        let decoded = MajordomoCodec.decodeAtBroker(frames)
+        switch decoded {
+        case .failure(let failure):
+            counters.malformedMessages += 1
+            rejectMalformed(peer: peer, failure: failure, now: now, into: &actions)
+
+        case .success(.clientRequest(let dialect, let service, let body)):
+            counters.requestsReceived += 1
+            if stopping {
+                replyError(to: peer, dialect: dialect, service: service,
+                           WireError(.shuttingDown, "the broker is shutting down", service: service), into: &actions)
+                return
+            }
+            if frames.count > configuration.maxFrames {
+                replyError(to: peer, dialect: dialect, service: service,
+                           WireError(.tooLarge, "message has \(frames.count) frames; the limit is \(configuration.maxFrames)",
+                                     service: service, limit: configuration.maxFrames), into: &actions)
+                return
+            }
+            if total > configuration.maxMessageBytes {
+                replyError(to: peer, dialect: dialect, service: service,
+                           WireError(.tooLarge, "message has \(total) bytes; the limit is \(configuration.maxMessageBytes)",
+                                     service: service, limit: configuration.maxMessageBytes), into: &actions)
+                return
+            }
+            if service.hasPrefix("mmi.") {
+                answerMMI(peer: peer, dialect: dialect, service: service, body: body, into: &actions)
+                return
+            }
+            enqueue(client: peer, dialect: dialect, service: service, body: body, now: now, into: &actions)
+
+        case .success(.worker(let dialect, let command)):
+            workerMessage(peer: peer, dialect: dialect, command: command, now: now, into: &actions)
+        }
+    }
+
+    private mutating func rejectMalformed(peer: [UInt8], failure: DecodeFailure, now: Instant, into actions: inout [BrokerAction]) {
+        actions.append(.log(.debug, "malformed message", ["peer": hex(peer), "reason": failure.error.message]))
+        if workers[peer] != nil {
+            // A registered worker that breaks the protocol is disconnected, whatever it sent.
+            violation(peer, reason: failure.error.message, now: now, into: &actions)
+            return
+        }
+        switch failure.role {
+        case .worker:
+            send(peer, MajordomoCodec.workerDisconnect(failure.dialect), into: &actions)
+            counters.workersDisconnected += 1
+        case .client:
+            replyError(to: peer, dialect: failure.dialect, service: failure.service ?? "", failure.error, into: &actions)
+        case .unknown:
+            count(failure.error.code)
+            send(peer, MajordomoCodec.unknownPeerReply(leadingEmptyFrame: failure.leadingEmptyFrame,
+                                                        service: failure.service, body: [failure.error.jsonFrame]), into: &actions)
+        }
+    }
+
+    // MARK: - Clients
+
+    private mutating func enqueue(client: [UInt8], dialect: Dialect, service: String, body: [[UInt8]], now: Instant, into actions: inout [BrokerAction]) {
+        var record = services[service] ?? Service()
+        if record.queue.count >= configuration.maxQueuedRequests {
+            replyError(to: client, dialect: dialect, service: service,
+                       WireError(.busy, "the queue for '\(service)' is full (\(configuration.maxQueuedRequests) requests)",
+                                 service: service, limit: configuration.maxQueuedRequests), into: &actions)
+            return
+        }
+        let request = Request(id: nextRequestID, client: client, clientDialect: dialect, service: service, body: body,
+                              deadline: now + configuration.requestTimeout, attempts: 0)
+        nextRequestID &+= 1
+        record.queue.append(request)
+        services[service] = record
+        dispatch(service: service, now: now, into: &actions)
+    }
+
+    private mutating func answerMMI(peer: [UInt8], dialect: Dialect, service: String, body: [[UInt8]], into actions: inout [BrokerAction]) {
+        let code: String
+        switch service {
+        case "mmi.service":
+            // RFC 8: the body's first frame names the service; 200 when it has workers, 404 when not.
+            if let first = body.first, case .success(let name) = MajordomoCodec.validateServiceName(first) {
+                code = workerCount(service: name) > 0 ? "200" : "404"
+            } else {
+                code = "404"
+            }
+        default:
+            code = "501"
+        }
+        counters.repliesSent += 1
+        if let frames = MajordomoCodec.clientReply(dialect, .final, service: service, body: [Array(code.utf8)]) {
+            send(peer, frames, into: &actions)
+        }
+    }
+
+    // MARK: - Workers
+
+    private mutating func workerMessage(peer: [UInt8], dialect: Dialect, command: WorkerCommand, now: Instant, into actions: inout [BrokerAction]) {
+        guard var worker = workers[peer] else {
+            switch command {
+            case .ready(let service):
+                register(peer: peer, dialect: dialect, service: service, now: now, into: &actions)
+            case .disconnect:
+                break
+            default:
+                // RFC 7/18: anything but READY from an unknown worker gets DISCONNECT. This is also how a
+                // worker learns that a restarted broker has forgotten it.
+                actions.append(.log(.info, "message from an unregistered worker; disconnecting it", ["peer": hex(peer)]))
+                send(peer, MajordomoCodec.workerDisconnect(dialect), into: &actions)
+                counters.workersDisconnected += 1
+            }
+            return
+        }
+        guard dialect == worker.dialect else {
+            violation(peer, reason: "worker switched Majordomo dialect", now: now, into: &actions)
+            return
+        }
+        if case .disconnect = command {
+            actions.append(.log(.info, "worker disconnected", ["peer": hex(peer), "service": worker.service]))
+            removeWorker(peer, now: now, into: &actions, disconnect: false)
+            return
+        }
+        // Anything but DISCONNECT counts as a heartbeat.
+        worker.expiry = now + configuration.workerExpiry
+        workers[peer] = worker
+        switch command {
+        case .ready:
+            violation(peer, reason: "READY from a worker that is already registered", now: now, into: &actions)
+        case .heartbeat, .disconnect:
+            break
+        case .reply(let kind, let address, let body):
+            guard let requestID = worker.request, address == Self.address(of: requestID), let request = inFlight[requestID] else {
+                violation(peer, reason: "reply for a request the worker does not hold", now: now, into: &actions)
+                return
+            }
+            if kind == .partial {
+                if let frames = MajordomoCodec.clientReply(request.clientDialect, .partial, service: request.service, body: body) {
+                    send(request.client, frames, into: &actions)
+                }
+                return
+            }
+            inFlight[requestID] = nil
+            counters.repliesSent += 1
+            if let frames = MajordomoCodec.clientReply(request.clientDialect, .final, service: request.service, body: body) {
+                send(request.client, frames, into: &actions)
+            }
+            worker.request = nil
+            worker.busyDeadline = nil
+            workers[peer] = worker
+            services[worker.service, default: Service()].idle.append(peer)
+            dispatch(service: worker.service, now: now, into: &actions)
+        }
+    }
+
+    private mutating func register(peer: [UInt8], dialect: Dialect, service: String, now: Instant, into actions: inout [BrokerAction]) {
+        if service.hasPrefix("mmi.") {
+            actions.append(.log(.warning, "worker tried to serve a reserved service; disconnecting it", ["peer": hex(peer), "service": service]))
+            send(peer, MajordomoCodec.workerDisconnect(dialect), into: &actions)
+            counters.workersDisconnected += 1
+            return
+        }
+        if stopping {
+            send(peer, MajordomoCodec.workerDisconnect(dialect), into: &actions)
+            return
+        }
+        workers[peer] = Worker(identity: peer, dialect: dialect, service: service, request: nil,
+                               expiry: now + configuration.workerExpiry, busyDeadline: nil, lastSent: now)
+        var record = services[service] ?? Service()
+        record.workerCount += 1
+        record.idle.append(peer)
+        services[service] = record
+        actions.append(.log(.info, "worker ready", ["peer": hex(peer), "service": service, "dialect": dialect.rawValue]))
+        dispatch(service: service, now: now, into: &actions)
+    }
+
+    /// A worker broke the protocol: DISCONNECT it and give its request to another worker.
+    private mutating func violation(_ peer: [UInt8], reason: String, now: Instant, into actions: inout [BrokerAction]) {
+        actions.append(.log(.warning, "worker broke the protocol; disconnecting it", ["peer": hex(peer), "reason": reason]))
+        removeWorker(peer, now: now, into: &actions, disconnect: true)
+    }
+
+    /// Forgets a worker. A request it held goes back to the front of its queue, or fails with
+    /// `worker_lost` when its attempts are used up.
+    private mutating func removeWorker(_ peer: [UInt8], now: Instant, into actions: inout [BrokerAction], disconnect: Bool) {
+        guard let worker = workers.removeValue(forKey: peer) else { return }
+        if disconnect {
+            send(peer, MajordomoCodec.workerDisconnect(worker.dialect), into: &actions)
+            counters.workersDisconnected += 1
+        }
+        var record = services[worker.service] ?? Service()
+        record.workerCount -= 1
+        record.idle.removeAll { $0 == peer }
+        services[worker.service] = record
+        if let requestID = worker.request, var request = inFlight.removeValue(forKey: requestID) {
+            if request.attempts >= configuration.maxAttempts {
+                replyError(to: request.client, dialect: request.clientDialect, service: request.service,
+                           WireError(.workerLost, "\(request.attempts) workers lost the request in turn",
+                                     service: request.service, attempts: request.attempts), into: &actions)
+            } else {
+                counters.requestsRequeued += 1
+                request.deadline = now + configuration.requestTimeout
+                services[worker.service, default: Service()].queue.prepend(request)
+                actions.append(.log(.info, "requeued a request its worker lost", ["service": request.service, "attempts": String(request.attempts)]))
+                dispatch(service: worker.service, now: now, into: &actions)
+            }
+        }
+    }
+
+    /// Hands queued requests to idle workers, least recently used worker first.
+    private mutating func dispatch(service: String, now: Instant, into actions: inout [BrokerAction]) {
+        guard var record = services[service] else { return }
+        while !record.queue.isEmpty, let identity = record.idle.popFirst() {
+            guard var worker = workers[identity] else { continue }
+            var request = record.queue.popFirst()!
+            request.attempts += 1
+            worker.request = request.id
+            worker.busyDeadline = worker.dialect.heartbeatsWhileBusy ? nil : now + configuration.busyWorkerTimeout
+            worker.lastSent = now
+            workers[identity] = worker
+            send(identity, MajordomoCodec.workerRequest(worker.dialect, address: Self.address(of: request.id), body: request.body), into: &actions)
+            inFlight[request.id] = request
+        }
+        services[service] = record
+    }
+
+    // MARK: - Time
+
+    private mutating func tick(now: Instant, into actions: inout [BrokerAction]) {
+        // Dead workers first, so that their requests can still be served by others below.
+        var dead: [[UInt8]] = []
+        for (identity, worker) in workers {
+            if let busyDeadline = worker.busyDeadline {
+                if now >= busyDeadline { dead.append(identity) }
+            } else if now >= worker.expiry {
+                dead.append(identity)
+            }
+        }
+        for identity in dead {
+            counters.workersExpired += 1
+            actions.append(.log(.warning, "worker expired", ["peer": hex(identity), "service": workers[identity]?.service ?? ""]))
+            removeWorker(identity, now: now, into: &actions, disconnect: true)
+        }
+        // Heartbeats to every worker that has heard nothing from us for an interval, busy ones too.
+        for (identity, var worker) in workers where now >= worker.lastSent + configuration.heartbeatInterval {
+            worker.lastSent = now
+            workers[identity] = worker
+            send(identity, MajordomoCodec.workerHeartbeat(worker.dialect), into: &actions)
+        }
+        // Requests that waited too long for a worker.
+        for name in services.keys {
+            guard var record = services[name], !record.queue.isEmpty else { continue }
+            var expired: [Request] = []
+            record.queue.removeAll { request in
+                if now >= request.deadline { expired.append(request); return true }
+                return false
+            }
+            if expired.isEmpty { continue }
+            services[name] = record
+            for request in expired {
+                let error = record.workerCount == 0
+                    ? WireError(.serviceUnavailable, "no worker for service '\(name)' took the request within \(configuration.requestTimeout.value) ms", service: name)
+                    : WireError(.timeout, "the request waited \(configuration.requestTimeout.value) ms in the queue for '\(name)'", service: name)
+                replyError(to: request.client, dialect: request.clientDialect, service: name, error, into: &actions)
+            }
+        }
+    }
+
+    private mutating func shutdown(into actions: inout [BrokerAction]) {
+        stopping = true
+        for (name, var record) in services {
+            while let request = record.queue.popFirst() {
+                replyError(to: request.client, dialect: request.clientDialect, service: name,
+                           WireError(.shuttingDown, "the broker is shutting down", service: name), into: &actions)
+            }
+            record.idle.removeAll()
+            services[name] = record
+        }
+        for (_, request) in inFlight {
+            replyError(to: request.client, dialect: request.clientDialect, service: request.service,
+                       WireError(.shuttingDown, "the broker is shutting down", service: request.service), into: &actions)
+        }
+        inFlight.removeAll()
+        for (identity, worker) in workers {
+            send(identity, MajordomoCodec.workerDisconnect(worker.dialect), into: &actions)
+        }
+        workers.removeAll()
+    }
+
+    // MARK: - Output
+
+    private mutating func replyError(to client: [UInt8], dialect: Dialect, service: String, _ error: WireError, into actions: inout [BrokerAction]) {
+        count(error.code)
+        if let frames = MajordomoCodec.clientReply(dialect, .final, service: service, body: [error.jsonFrame]) {
+            send(client, frames, into: &actions)
+        }
+    }
+
+    private mutating func count(_ code: WireError.Code) {
+        counters.errorsSent[code, default: 0] += 1
+    }
+
+    private mutating func send(_ peer: [UInt8], _ frames: [[UInt8]], into actions: inout [BrokerAction]) {
+        for frame in frames { counters.bytesOut += frame.count }
+        actions.append(.send(peer: peer, frames: frames))
+    }
+
+    /// The opaque address frame a worker echoes back: the request id, 8 bytes big-endian.
+    static func address(of id: UInt64) -> [UInt8] {
+        withUnsafeBytes(of: id.bigEndian) { Array($0) }
+    }
+}
+
+func hex(_ bytes: [UInt8]) -> String {
+    let digits: [Character] = Array("0123456789abcdef")
+    var s = ""
+    for b in bytes.prefix(16) {
+        s.append(digits[Int(b >> 4)])
+        s.append(digits[Int(b & 0xf)])
+    }
+    return s
+}
