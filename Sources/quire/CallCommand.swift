@@ -1,0 +1,100 @@
+import Dispatch
+import Foundation
+import QuireClient
+import QuireSupport
+import QuireWire
+import Synchronization
+
+enum CallCommand {
+    static let help = """
+        Usage: quire call <service> [frame…] [options]
+
+        Sends one request with the given frames (UTF-8 text; '@FILE' reads a frame from a file) and
+        prints each reply frame on its own line. A typed error reply goes to standard error as JSON
+        and the exit status is 1.
+
+        Options:
+          --broker ENDPOINT     the broker [QUIRE_BROKER] (default tcp://127.0.0.1:5555)
+          --timeout-ms N        wait per attempt [QUIRE_TIMEOUT_MS] (30000)
+          --retries N           resend after a timeout [QUIRE_RETRIES] (2)
+          --dialect D           mdp02 (default), mdp01 or majortomo
+        """
+
+    static func run(_ args: [String]) throws -> Int32 {
+        if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
+        let arguments = try Arguments(command: "quire call", args, valued: ["broker", "timeout-ms", "retries", "dialect", "log-level"])
+        guard let service = arguments.positionals.first else {
+            throw UsageError(command: "quire call", message: "missing the service name")
+        }
+        var configuration: ClientConfiguration
+        do {
+            configuration = try ClientConfiguration(environment: ProcessInfo.processInfo.environment)
+        } catch {
+            throw UsageError(command: "quire call", message: error.description)
+        }
+        if let v = arguments.string("broker") { configuration.broker = v }
+        if let v = try arguments.integer("timeout-ms", range: 1...86_400_000) { configuration.timeout = Milliseconds(Int64(v)) }
+        if let v = try arguments.integer("retries", range: 0...100) { configuration.retries = v }
+        if let v = arguments.string("dialect") {
+            guard let dialect = Dialect(rawValue: v) else {
+                throw UsageError(command: "quire call", message: "unknown dialect '\(v)' (mdp02, mdp01, majortomo)")
+            }
+            configuration.dialect = dialect
+        }
+        var body: [[UInt8]] = []
+        for frame in arguments.positionals.dropFirst() {
+            if frame.hasPrefix("@") {
+                let path = String(frame.dropFirst())
+                guard let data = FileManager.default.contents(atPath: path) else {
+                    printError("quire call: cannot read '\(path)'")
+                    return 1
+                }
+                body.append(Array(data))
+            } else {
+                body.append(Array(frame.utf8))
+            }
+        }
+        let request = body
+        let settings = configuration
+        let result = blockingAwait {
+            try await withClient(configuration: settings) { client in
+                try await client.request(service: service, body: request) { partial in
+                    for frame in partial { printOut("partial: " + String(decoding: frame, as: UTF8.self)) }
+                }
+            }
+        }
+        switch result {
+        case .success(let frames):
+            for frame in frames { printOut(String(decoding: frame, as: UTF8.self)) }
+            return 0
+        case .failure(let error as ClientError):
+            if let remote = error.remote {
+                printError(String(decoding: remote.jsonFrame, as: UTF8.self))
+            } else {
+                printError("quire call: \(error)")
+            }
+            return 1
+        case .failure(let error):
+            printError("quire call: \(error)")
+            return 1
+        }
+    }
+}
+
+/// Runs async work from synchronous `main` on the cooperative pool and waits for it on this thread
+/// (the main thread is not part of the pool, so waiting here blocks no task).
+func blockingAwait<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) -> Result<T, any Error> {
+    let box = Mutex<Result<T, any Error>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do {
+            let value = try await work()
+            box.withLock { $0 = .success(value) }
+        } catch {
+            box.withLock { $0 = .failure(error) }
+        }
+        done.signal()
+    }
+    done.wait()
+    return box.withLock { $0! }
+}

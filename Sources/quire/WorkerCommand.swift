@@ -1,0 +1,109 @@
+import Foundation
+import QuireSupport
+import QuireWire
+import QuireWorker
+import Synchronization
+import ZeroMQ
+
+enum WorkerCommand {
+    static let help = """
+        Usage: quire worker <kind> [options]
+
+        Runs a worker that connects to the broker, registers its service and serves requests.
+        Kinds:
+          echo        service 'echo': replies with the request's own frames (tests, benchmarks)
+
+        On SIGTERM or SIGINT the worker drains: it finishes the request in hand, sends DISCONNECT and
+        exits 0. A second signal exits at once.
+
+        Options (environment variable in brackets):
+          --broker ENDPOINT             the broker [QUIRE_BROKER] (default tcp://127.0.0.1:5555)
+          --threads N                   worker connections in this process (default 1)
+          --dialect D                   mdp02 (default), mdp01 or majortomo
+          --heartbeat-interval-ms N     [QUIRE_HEARTBEAT_INTERVAL_MS] (2500; match the broker)
+          --heartbeat-liveness N        [QUIRE_HEARTBEAT_LIVENESS] (4)
+          --service NAME                serve under another service name (echo only)
+          --json                        require a JSON object as the first frame (echo only)
+          --log-level LEVEL             [QUIRE_LOG_LEVEL] (info)
+        """
+
+    static func run(_ args: [String]) throws -> Int32 {
+        if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
+        let arguments = try Arguments(command: "quire worker", args, valued: [
+            "broker", "threads", "dialect", "heartbeat-interval-ms", "heartbeat-liveness", "service", "log-level",
+        ], booleans: ["json"])
+        guard let kind = arguments.positionals.first else {
+            throw UsageError(command: "quire worker", message: "missing the worker kind (echo)")
+        }
+        guard arguments.positionals.count == 1 else {
+            throw UsageError(command: "quire worker", message: "unexpected argument '\(arguments.positionals[1])'")
+        }
+        var configuration: WorkerConfiguration
+        do {
+            configuration = try WorkerConfiguration(environment: ProcessInfo.processInfo.environment)
+        } catch {
+            throw UsageError(command: "quire worker", message: error.description)
+        }
+        if let v = arguments.string("broker") { configuration.broker = v }
+        if let v = arguments.string("dialect") {
+            guard let dialect = Dialect(rawValue: v) else {
+                throw UsageError(command: "quire worker", message: "unknown dialect '\(v)' (mdp02, mdp01, majortomo)")
+            }
+            configuration.dialect = dialect
+        }
+        if let v = try arguments.integer("heartbeat-interval-ms", range: 1...3_600_000) { configuration.heartbeatInterval = Milliseconds(Int64(v)) }
+        if let v = try arguments.integer("heartbeat-liveness", range: 1...100) { configuration.heartbeatLiveness = v }
+        let threads = try arguments.integer("threads", range: 1...256) ?? 1
+
+        let service: WorkerService
+        switch kind {
+        case "echo":
+            service = EchoService.make(name: arguments.string("service") ?? "echo", requiresJSONFrame: arguments.flag("json"))
+        default:
+            throw UsageError(command: "quire worker", message: "unknown worker kind '\(kind)' (echo)")
+        }
+        let logger = try makeLogger("quire.worker.\(kind)", arguments)
+        let context = try Context()
+        var workers: [Worker] = []
+        for _ in 0..<threads {
+            workers.append(try Worker(configuration: configuration, service: service, context: context, logger: logger))
+        }
+        let signalCount = Atomic<Int>(0)
+        let stopAll = workers
+        let signals = SignalWatcher { number in
+            if signalCount.add(1, ordering: .relaxed).newValue > 1 {
+                logger.warning("second signal; exiting without draining", metadata: ["signal": String(number)])
+                _exit(1)
+            }
+            logger.notice("signal received; draining", metadata: ["signal": String(number)])
+            for worker in stopAll { worker.stop() }
+        }
+        defer { withExtendedLifetime(signals) {} }
+        let status = runWorkers(workers, logger: logger)
+        // Every worker has closed its socket: let the DISCONNECTs leave before the process exits.
+        context.terminate()
+        return status
+    }
+
+    /// Runs each worker on its own thread and waits for all of them. 1 if any failed.
+    static func runWorkers(_ workers: [Worker], logger: Logger) -> Int32 {
+        let failures = Atomic<Int>(0)
+        let done = DispatchSemaphore(value: 0)
+        for (index, worker) in workers.enumerated() {
+            let thread = Thread {
+                do {
+                    try worker.run()
+                } catch {
+                    logger.error("worker failed", metadata: ["error": String(describing: error)])
+                    failures.add(1, ordering: .relaxed)
+                    for other in workers { other.stop() }
+                }
+                done.signal()
+            }
+            thread.name = "quire-worker-\(index)"
+            thread.start()
+        }
+        for _ in workers { done.wait() }
+        return failures.load(ordering: .relaxed) == 0 ? 0 : 1
+    }
+}

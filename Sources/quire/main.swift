@@ -1,0 +1,75 @@
+import Foundation
+import QuireSupport
+
+/// `quire`: one binary, one subcommand per role. Parsing only; the roles live in their modules.
+let quireVersion = "0.1.0"
+
+let usage = """
+    quire \(quireVersion): self-hosted OCR over ZeroMQ (Majordomo)
+
+    Usage: quire <command> [options]
+
+    Commands:
+      broker                 run the Majordomo broker (clients and workers connect to it)
+      worker <kind>          run a worker; kinds: echo
+      call <service> [frame…]
+                             send one request and print the reply frames
+      bench broker           measure the broker: requests/s and round-trip latency
+
+    Options for every command:
+      --help, -h             show help for the command
+      --log-level LEVEL      trace, debug, info, notice, warning, error (QUIRE_LOG_LEVEL; default info)
+      --version              print the version
+
+    Clients and workers find the broker with --broker ENDPOINT or QUIRE_BROKER
+    (default tcp://127.0.0.1:5555); the broker binds --bind ENDPOINT or QUIRE_BIND (same default port).
+
+    Exit status: 0 success, 1 failure (the message says which), 2 usage error.
+    """
+
+func printError(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+func printOut(_ text: String) {
+    FileHandle.standardOutput.write(Data((text + "\n").utf8))
+}
+
+func makeLogger(_ label: String, _ arguments: Arguments) throws(UsageError) -> Logger {
+    let environment = ProcessInfo.processInfo.environment
+    let name = arguments.string("log-level") ?? environment["QUIRE_LOG_LEVEL"] ?? "info"
+    guard let level = Logger.Level(name: name) else {
+        throw UsageError(command: arguments.command, message: "unknown log level '\(name)'")
+    }
+    return Logger(label: label, level: level)
+}
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+let status: Int32
+do {
+    switch arguments.first {
+    case nil, "--help", "-h", "help":
+        printOut(usage)
+        status = arguments.isEmpty ? 2 : 0
+    case "--version", "version":
+        printOut("quire \(quireVersion)")
+        status = 0
+    case "broker":
+        status = try BrokerCommand.run(Array(arguments.dropFirst()))
+    case "worker":
+        status = try WorkerCommand.run(Array(arguments.dropFirst()))
+    case "call":
+        status = try CallCommand.run(Array(arguments.dropFirst()))
+    case "bench":
+        status = try BenchCommand.run(Array(arguments.dropFirst()))
+    case let other?:
+        throw UsageError(command: "quire", message: "unknown command '\(other)'")
+    }
+} catch let error as UsageError {
+    printError(error.description)
+    status = 2
+} catch {
+    printError("quire: \(error)")
+    status = 1
+}
+exit(status)
