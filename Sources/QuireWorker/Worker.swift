@@ -235,6 +235,7 @@ public final class Worker: Sendable {
                         case .success(.disconnect):
                             try reconnect("the broker sent DISCONNECT")
                         case .success(.request(let address, let body)):
+                            logger.debug("request received", metadata: ["service": service.name])
                             if executing {
                                 // The broker must not send a second request; answer it rather than lose it.
                                 logger.warning("request while busy; refusing it", metadata: ["service": service.name])

@@ -24,13 +24,14 @@ enum WorkerCommand {
           --heartbeat-liveness N        [QUIRE_HEARTBEAT_LIVENESS] (4)
           --service NAME                serve under another service name (echo only)
           --json                        require a JSON object as the first frame (echo only)
+          --delay-ms N                  hold each request N ms, sending a PARTIAL first (echo only; tests)
           --log-level LEVEL             [QUIRE_LOG_LEVEL] (info)
         """
 
     static func run(_ args: [String]) throws -> Int32 {
         if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
         let arguments = try Arguments(command: "quire worker", args, valued: [
-            "broker", "threads", "dialect", "heartbeat-interval-ms", "heartbeat-liveness", "service", "log-level",
+            "broker", "threads", "dialect", "heartbeat-interval-ms", "heartbeat-liveness", "service", "log-level", "delay-ms",
         ], booleans: ["json"])
         guard let kind = arguments.positionals.first else {
             throw UsageError(command: "quire worker", message: "missing the worker kind (echo)")
@@ -58,7 +59,8 @@ enum WorkerCommand {
         let service: WorkerService
         switch kind {
         case "echo":
-            service = EchoService.make(name: arguments.string("service") ?? "echo", requiresJSONFrame: arguments.flag("json"))
+            let delay = try arguments.integer("delay-ms", range: 1...3_600_000).map { Milliseconds(Int64($0)) }
+            service = EchoService.make(name: arguments.string("service") ?? "echo", requiresJSONFrame: arguments.flag("json"), delay: delay)
         default:
             throw UsageError(command: "quire worker", message: "unknown worker kind '\(kind)' (echo)")
         }
