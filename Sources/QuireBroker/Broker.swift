@@ -105,7 +105,7 @@ public final class Broker: Sendable {
                     logger.error("send failed", metadata: ["error": error.description, "peer": hex(peer)])
                 }
                 if !delivered {
-                    pending.append(contentsOf: state.handle(.undeliverable(peer: peer), now: Instant.now()))
+                    pending.append(contentsOf: state.handle(.undeliverable(peer: peer, frames: frames), now: Instant.now()))
                 }
             case .log(let level, let message, let metadata):
                 logger.log(level, message, metadata: metadata)

@@ -6,8 +6,8 @@ public enum BrokerEvent: Sendable, Equatable {
     /// A message arrived on the ROUTER: the peer's identity and the frames after it.
     case message(peer: [UInt8], frames: [[UInt8]])
     /// A send to `peer` failed because the peer is gone (`EHOSTUNREACH` with ROUTER_MANDATORY) or its
-    /// queue is full.
-    case undeliverable(peer: [UInt8])
+    /// queue is full; `frames` is what could not be sent.
+    case undeliverable(peer: [UInt8], frames: [[UInt8]])
     /// Time passed: heartbeats, expiries and timeouts are due.
     case tick
     /// The broker is stopping: answer everyone who waits and tell workers.
@@ -104,10 +104,16 @@ public struct BrokerState: Sendable {
         switch event {
         case .message(let peer, let frames):
             receive(peer: peer, frames: frames, now: now, into: &actions)
-        case .undeliverable(let peer):
-            if workers[peer] != nil {
+        case .undeliverable(let peer, let frames):
+            if let worker = workers[peer] {
                 actions.append(.log(.warning, "worker unreachable; dropping it", ["peer": hex(peer)]))
+                // A REQUEST that never left does not use up one of the request's attempts.
+                if let id = worker.request, case .success(.request) = MajordomoCodec.decodeAtWorker(worker.dialect, frames) {
+                    inFlight[id]?.attempts -= 1
+                }
                 removeWorker(peer, now: now, into: &actions, disconnect: false)
+            } else {
+                actions.append(.log(.debug, "reply undeliverable: the client is gone", ["peer": hex(peer)]))
             }
         case .tick:
             tick(now: now, into: &actions)

@@ -171,8 +171,11 @@ public final class Worker: Sendable {
             lastSent = Instant.now()
         }
 
-        func reconnect(_ reason: String) throws {
+        func reconnect(_ reason: String, sayGoodbye: Bool) throws {
             logger.warning("reconnecting to the broker", metadata: ["reason": reason, "broker": configuration.broker, "backoff_ms": String(backoff.value)])
+            // A broker that only seemed silent should forget this connection rather than dispatch to
+            // it; after the broker's own DISCONNECT nothing more may be sent (RFC 18).
+            if sayGoodbye && readySent { _ = try? socket.send(MajordomoCodec.workerDisconnect(dialect), dontWait: true) }
             socket.close()
             generation += 1
             busyAddress = nil
@@ -225,15 +228,17 @@ public final class Worker: Sendable {
                     }
                 }
 
+                var reconnected = false
                 if ready[0].contains(.readable) {
-                    while let frames = try socket.receive(dontWait: true) {
+                    while !reconnected, let frames = try socket.receive(dontWait: true) {
                         lastReceived = Instant.now()
                         backoff = configuration.reconnectInitial
                         switch MajordomoCodec.decodeAtWorker(dialect, frames) {
                         case .success(.heartbeat):
                             break
                         case .success(.disconnect):
-                            try reconnect("the broker sent DISCONNECT")
+                            try reconnect("the broker sent DISCONNECT", sayGoodbye: false)
+                            reconnected = true
                         case .success(.request(let address, let body)):
                             logger.debug("request received", metadata: ["service": service.name])
                             if executing {
@@ -264,12 +269,14 @@ public final class Worker: Sendable {
                     }
                 }
 
+                // A new connection starts with READY (top of the loop), never with a heartbeat.
+                if reconnected { continue }
                 let after = Instant.now()
                 if after >= lastReceived + expiry {
-                    try reconnect("no heartbeat from the broker for \(expiry.value) ms")
+                    try reconnect("no heartbeat from the broker for \(expiry.value) ms", sayGoodbye: true)
                     continue
                 }
-                if after >= lastSent + interval {
+                if readySent && after >= lastSent + interval {
                     try send(MajordomoCodec.workerHeartbeat(dialect))
                 }
             }

@@ -237,13 +237,25 @@ struct BrokerStateTests {
         #expect(h.state.workerCount(service: "echo") == 0)
     }
 
-    @Test("an undeliverable worker is dropped and its request requeued")
+    @Test("an unreachable worker is dropped; the REQUEST that never left it costs no attempt")
     func undeliverable() throws {
-        var h = Harness()
-        _ = h.ready("w1")
-        _ = h.request("c1")
-        _ = h.state.handle(.undeliverable(peer: Array("w1".utf8)), now: h.now)
-        #expect(h.state.workerCount(service: "echo") == 0)
+        var h = Harness()   // maxAttempts 2
+        for i in 1...5 {
+            _ = h.ready("w\(i)")
+        }
+        let first = try #require(h.request("c1").first)
+        var sent = first
+        // Five workers in a row are gone before the REQUEST reaches them: the request is never lost.
+        for i in 1...4 {
+            #expect(sent.peer == "w\(i)")
+            let next = Harness.sends(h.state.handle(.undeliverable(peer: Array(sent.peer.utf8), frames: sent.frames), now: h.now))
+            #expect(!next.contains { $0.error != nil })
+            sent = try #require(next.first { $0.isRequest })
+        }
+        #expect(sent.peer == "w5")
+        #expect(h.state.workerCount(service: "echo") == 1)
+        // A worker that dies after receiving the request does use an attempt.
+        _ = h.send("w5", MajordomoCodec.workerDisconnect(.mdp02))
         #expect(h.state.queueDepth(service: "echo") == 1)
     }
 
