@@ -22,6 +22,11 @@ public struct CurveKeyPair: Sendable, Equatable {
 
     /// The public key that belongs to a secret key (`zmq_curve_public`).
     public static func publicKey(forSecret secret: [UInt8]) throws(ZMQError) -> [UInt8] {
+        // libzmq decodes into a fixed 32-byte buffer without checking: a short key would read leftover
+        // memory, a long one overflow it.
+        guard secret.count == 32 else {
+            throw ZMQError(code: EINVAL, operation: "zmq_curve_public", context: "secret key is \(secret.count) bytes, not 32")
+        }
         let secretText = try Z85.encode(secret)
         var publicText = [CChar](repeating: 0, count: 41)
         guard zmq_curve_public(&publicText, secretText) == 0 else { throw ZMQError.last("zmq_curve_public") }
@@ -42,6 +47,7 @@ public enum Z85 {
     /// Decodes text whose length is a multiple of 5.
     public static func decode(_ text: String) throws(ZMQError) -> [UInt8] {
         let count = text.utf8.count
+        if count == 0 { return [] }
         guard count % 5 == 0 else { throw ZMQError(code: EINVAL, operation: "zmq_z85_decode", context: "length \(count) is not a multiple of 5") }
         var out = [UInt8](repeating: 0, count: count * 4 / 5)
         guard zmq_z85_decode(&out, text) != nil else { throw ZMQError(code: EINVAL, operation: "zmq_z85_decode", context: "not Z85 text") }

@@ -43,7 +43,14 @@ public final class Poller {
     /// Waits until an item is ready or `timeoutMilliseconds` passes (-1: forever). Returns the events
     /// that fired, one entry per item in the order given. `EINTR` is retried; `ETERM` throws.
     public func poll(timeoutMilliseconds: Int) throws(ZMQError) -> [PollEvents] {
-        for index in items.indices { items[index].revents = 0 }
+        for index in items.indices {
+            items[index].revents = 0
+            // Look the handle up each time: a socket closed since init must fail, not poll freed memory.
+            if let socket = sockets[index] {
+                guard let raw = socket.raw else { throw ZMQError(code: ENOTSOCK, operation: "zmq_poll", context: "socket closed") }
+                items[index].socket = raw
+            }
+        }
         let count = items.count
         _ = try retryingInterrupts("zmq_poll") {
             items.withUnsafeMutableBufferPointer { zmq_poll($0.baseAddress, Int32(count), timeoutMilliseconds) }

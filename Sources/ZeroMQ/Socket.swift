@@ -95,8 +95,9 @@ public final class Socket {
 
     // MARK: - Sending
 
-    /// Sends a multipart message. Returns `false` instead of blocking when `dontWait` is set and the
-    /// message cannot be queued (`EAGAIN`); other failures, `EHOSTUNREACH` included, throw.
+    /// Sends a multipart message. Returns `false` when the message cannot be queued (`EAGAIN`): at once
+    /// with `dontWait`, or when a send timeout (`setSendTimeout`) expires. Other failures,
+    /// `EHOSTUNREACH` included, throw.
     ///
     /// libzmq queues a multipart message atomically: once the first frame is accepted the rest are.
     @discardableResult
@@ -121,7 +122,8 @@ public final class Socket {
 
     // MARK: - Receiving
 
-    /// Receives one whole multipart message. Returns `nil` when `dontWait` is set and nothing is waiting.
+    /// Receives one whole multipart message. Returns `nil` when `dontWait` is set and nothing is waiting,
+    /// or when a receive timeout (`setReceiveTimeout`) expires.
     public func receive(dontWait: Bool = false) throws(ZMQError) -> [Frame]? {
         let h = try live("zmq_msg_recv")
         var frames: [Frame] = []
@@ -136,10 +138,13 @@ public final class Socket {
                 if error.isWouldBlock && frames.isEmpty { return nil }
                 throw error
             }
+            // zmq_msg_recv's return value is capped at INT_MAX; the message knows its real size.
+            _ = size
+            let length = zmq_msg_size(message)
             let bytes = zmq_msg_data(message)
-            let frame: Frame = size == 0 || bytes == nil
+            let frame: Frame = length == 0 || bytes == nil
                 ? []
-                : Frame(UnsafeRawBufferPointer(start: bytes, count: Int(size)))
+                : Frame(UnsafeRawBufferPointer(start: bytes, count: length))
             // Read "more" before closing: it belongs to the message.
             let more = zmq_msg_more(message) != 0
             zmq_msg_close(message)
@@ -212,12 +217,14 @@ public final class Socket {
         try setInt32Option(ZMQ_RCVHWM, messages, name: "ZMQ_RCVHWM")
     }
 
-    /// The largest single frame libzmq accepts from a peer; a peer that sends more is disconnected.
+    /// The largest single frame libzmq accepts from a peer over a network transport; a peer that sends
+    /// more is disconnected. Not enforced over `inproc`.
     public func setMaxMessageSize(_ bytes: Int64) throws(ZMQError) {
         try setInt64Option(ZMQ_MAXMSGSIZE, bytes, name: "ZMQ_MAXMSGSIZE")
     }
 
-    /// The identity this socket presents to a ROUTER (1–255 bytes, not starting with a zero byte).
+    /// The identity this socket presents to a ROUTER: 1–255 bytes. Identities starting with a zero byte
+    /// are reserved for the ones libzmq generates (4.3.4 does not enforce this).
     public func setIdentity(_ identity: [UInt8]) throws(ZMQError) {
         try setOption(ZMQ_ROUTING_ID, bytes: identity, name: "ZMQ_ROUTING_ID")
     }
