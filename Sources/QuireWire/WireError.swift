@@ -13,13 +13,21 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
         case timeout
         case workerLost = "worker_lost"
         case shuttingDown = "shutting_down"
+        case notAnImage = "not_an_image"
+        case unsupportedFormat = "unsupported_format"
+        case corruptImage = "corrupt_image"
+        case tooManyPixels = "too_many_pixels"
+        case tooManyPages = "too_many_pages"
+        case unknownLanguage = "unknown_language"
+        case engineFailure = "engine_failure"
         case `internal`
 
         /// Whether a request failing with this code may succeed when sent again later.
         public var isRetryableByDefault: Bool {
             switch self {
             case .busy, .serviceUnavailable, .timeout, .workerLost, .shuttingDown: true
-            case .badRequest, .invalidJSON, .tooLarge, .internal: false
+            case .badRequest, .invalidJSON, .tooLarge, .internal, .notAnImage, .unsupportedFormat, .corruptImage,
+                 .tooManyPixels, .tooManyPages, .unknownLanguage, .engineFailure: false
             }
         }
     }
@@ -73,7 +81,8 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
         if let code = Code(rawValue: body.code) {
             self.init(code, body.message, retryable: body.retryable, service: body.service, attempts: body.attempts, limit: body.limit)
         } else {
-            self.init(.internal, "\(body.code): \(body.message)", retryable: body.retryable, service: body.service)
+            self.init(.internal, "\(body.code): \(body.message)", retryable: body.retryable, service: body.service,
+                      attempts: body.attempts, limit: body.limit)
         }
     }
 }
