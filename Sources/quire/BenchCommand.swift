@@ -1,1 +1,102 @@
-enum BenchCommand { static func run(_ args: [String]) throws -> Int32 { printError("not yet"); return 1 } }
+import Foundation
+import QuireBench
+import QuireSupport
+
+enum BenchCommand {
+    static let help = """
+        Usage: quire bench broker [options]
+
+        Measures the broker in one process over TCP loopback: a broker on tcp://127.0.0.1:*, echo
+        workers (each on its own thread) and a client. After a warm-up it sends pipelined requests
+        (one small frame each) with many in flight for requests/s, then sequential requests with one
+        in flight for the round-trip percentiles. Prints a Markdown table and the machine, for the
+        README; progress goes to standard error. Build with -c release before measuring.
+
+        With --majortomo PYTHON it also starts majortomo's own broker (PYTHON -m majortomo.broker) as
+        a subprocess and measures it the same way, with Quire's workers and client speaking the
+        majortomo dialect, and prints the ratio. The subprocess is always killed at the end.
+
+        Options:
+          --workers N              echo workers (default 2)
+          --requests N             pipelined requests against Quire's broker (200000)
+          --in-flight N            requests outstanding at once in the pipelined run (64)
+          --latency-requests N     sequential requests for p50/p90/p99/max (5000)
+          --warmup N               requests before measuring, repeated until every worker served (2000)
+          --payload-bytes N        size of the request's one frame (16)
+          --majortomo PYTHON       also measure majortomo's broker with this Python (majortomo 0.2.0, six)
+          --majortomo-requests N   pipelined requests against majortomo's broker (20000)
+          --request-timeout-ms N   one request unanswered this long fails the run (10000)
+          --phase-timeout-ms N     the throughput and latency runs stop sending after this long and
+                                   report what they measured; the warm-up fails (60000)
+          --shared-context         one ZeroMQ context (I/O thread) for broker, workers and client
+                                   instead of one each as in separate processes
+          --json                   print a JSON object instead of the table
+          --quiet                  no progress lines on standard error
+          --log-level LEVEL        for the broker and workers [QUIRE_LOG_LEVEL] (warning)
+        """
+
+    static func run(_ args: [String]) throws -> Int32 {
+        guard let target = args.first, !target.hasPrefix("-") else {
+            if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
+            throw UsageError(command: "quire bench", message: "missing what to measure (broker)")
+        }
+        guard target == "broker" else {
+            throw UsageError(command: "quire bench", message: "unknown benchmark '\(target)' (broker)")
+        }
+        let rest = Array(args.dropFirst())
+        if rest.contains("--help") || rest.contains("-h") { printOut(help); return 0 }
+        let command = "quire bench broker"
+        let arguments = try Arguments(command: command, rest, valued: [
+            "workers", "requests", "in-flight", "latency-requests", "warmup", "payload-bytes", "majortomo",
+            "majortomo-requests", "request-timeout-ms", "phase-timeout-ms", "log-level",
+        ], booleans: ["json", "quiet", "shared-context"])
+        guard arguments.positionals.isEmpty else {
+            throw UsageError(command: command, message: "unexpected argument '\(arguments.positionals[0])'")
+        }
+        var options = BrokerBenchOptions()
+        if let v = try arguments.integer("workers", range: 1...256) { options.workers = v }
+        if let v = try arguments.integer("requests", range: 1...100_000_000) { options.requests = v }
+        if let v = try arguments.integer("in-flight", range: 1...4_096) { options.inFlight = v }
+        if let v = try arguments.integer("latency-requests", range: 1...10_000_000) { options.latencyRequests = v }
+        if let v = try arguments.integer("warmup", range: 1...10_000_000) { options.warmupRequests = v }
+        if let v = try arguments.integer("payload-bytes", range: 0...(16 << 20)) { options.payloadBytes = v }
+        if let v = try arguments.integer("majortomo-requests", range: 1...100_000_000) { options.majortomoRequests = v }
+        if let v = try arguments.integer("request-timeout-ms", range: 1...3_600_000) { options.requestTimeout = Milliseconds(Int64(v)) }
+        if let v = try arguments.integer("phase-timeout-ms", range: 1...86_400_000) { options.phaseTimeout = Milliseconds(Int64(v)) }
+        options.sharedContext = arguments.flag("shared-context")
+        if let python = arguments.string("majortomo") {
+            guard FileManager.default.isExecutableFile(atPath: python) else {
+                throw UsageError(command: command, message: "'--majortomo \(python)': not an executable file")
+            }
+            options.majortomoPython = python
+        }
+        // Quieter than the other commands by default: a worker's 'ready' would clutter the output.
+        let levelName = arguments.string("log-level") ?? ProcessInfo.processInfo.environment["QUIRE_LOG_LEVEL"] ?? "warning"
+        guard let level = Logger.Level(name: levelName) else {
+            throw UsageError(command: command, message: "unknown log level '\(levelName)'")
+        }
+        let logger = Logger(label: "quire.bench", level: level)
+        let quiet = arguments.flag("quiet")
+
+        let benchmark = BrokerBenchmark(options: options, logger: logger) { line in
+            if !quiet { printError("bench: " + line) }
+        }
+        // Ctrl-C must not leave majortomo's broker running: kill it, then exit.
+        let signals = SignalWatcher { number in
+            benchmark.killSubprocesses()
+            printError("quire bench: interrupted")
+            _exit(128 + number)
+        }
+        defer { withExtendedLifetime(signals) {} }
+
+        let report: BrokerBenchReport
+        do {
+            report = try benchmark.run()
+        } catch {
+            printError("quire bench broker: \(error)")
+            return 1
+        }
+        printOut(arguments.flag("json") ? report.json() : report.markdown())
+        return 0
+    }
+}

@@ -1,0 +1,108 @@
+import Dispatch
+import Foundation
+import QuireSupport
+import Synchronization
+
+/// Why the benchmark could not produce a number.
+public struct BenchError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// A blocking loop (broker, worker) on a dedicated thread, never on the cooperative pool, that can be
+/// joined with a deadline.
+final class BenchThread: Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private let failure = Mutex<(any Error)?>(nil)
+    private let finished = Atomic<Bool>(false)
+
+    init(name: String, _ body: @escaping @Sendable () throws -> Void) {
+        let thread = Thread { [self] in
+            // Set once running: only then does Foundation pass the name on to the kernel, where
+            // profilers and top read it.
+            Thread.current.name = name
+            do {
+                try body()
+            } catch {
+                failure.withLock { $0 = error }
+            }
+            finished.store(true, ordering: .releasing)
+            done.signal()
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Waits up to `timeout` for the thread to end; `true` when it has.
+    func join(timeout: Milliseconds) -> Bool {
+        if finished.load(ordering: .acquiring) { return true }
+        guard done.wait(timeout: .now() + .milliseconds(Int(timeout.value))) == .success else { return false }
+        done.signal()  // so that a later join returns at once
+        return true
+    }
+
+    var hasFinished: Bool { finished.load(ordering: .acquiring) }
+
+    /// What the body threw, once it has ended.
+    var error: (any Error)? { failure.withLock { $0 } }
+}
+
+/// Runs async work on the cooperative pool and waits for it on this (non-pool) thread, at most
+/// `timeout`. On the deadline the task is cancelled (which cancels its client requests) and a
+/// ``BenchError`` names `what` took too long.
+func awaitBlocking<T: Sendable>(
+    _ what: String,
+    timeout: Milliseconds,
+    _ work: @escaping @Sendable () async throws -> T
+) throws -> T {
+    let box = Mutex<Result<T, any Error>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    let task = Task {
+        do {
+            let value = try await work()
+            box.withLock { $0 = .success(value) }
+        } catch {
+            box.withLock { $0 = .failure(error) }
+        }
+        done.signal()
+    }
+    if done.wait(timeout: .now() + .milliseconds(Int(timeout.value))) == .timedOut {
+        task.cancel()
+        // Cancellation reaches the client at once; give the requests a moment to be failed.
+        _ = done.wait(timeout: .now() + .seconds(5))
+        throw BenchError("\(what) did not finish within \(timeout.value) ms")
+    }
+    return try box.withLock { $0! }.get()
+}
+
+/// A shared counter for the pipelined senders.
+final class TicketCounter: Sendable {
+    private let next = Atomic<Int>(0)
+    /// The next ticket number, from 0.
+    func take() -> Int { next.add(1, ordering: .relaxed).oldValue }
+    /// Tickets taken so far.
+    var count: Int { next.load(ordering: .relaxed) }
+}
+
+/// Percentiles of round-trip times, in microseconds.
+struct LatencySummary: Sendable, Equatable {
+    var p50: Double
+    var p90: Double
+    var p99: Double
+    var max: Double
+
+    /// Nearest-rank percentiles of `samples` (nanoseconds).
+    init(nanoseconds samples: [UInt64]) {
+        let sorted = samples.sorted()
+        func rank(_ percent: Double) -> Double {
+            guard !sorted.isEmpty else { return 0 }
+            let index = Swift.max(0, Swift.min(sorted.count - 1, Int((percent / 100 * Double(sorted.count)).rounded(.up)) - 1))
+            return Double(sorted[index]) / 1_000
+        }
+        p50 = rank(50)
+        p90 = rank(90)
+        p99 = rank(99)
+        max = Double(sorted.last ?? 0) / 1_000
+    }
+}

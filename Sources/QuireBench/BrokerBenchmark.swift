@@ -1,0 +1,307 @@
+import Dispatch
+import Foundation
+import QuireBroker
+import QuireClient
+import QuireSupport
+import QuireWire
+import QuireWorker
+import Synchronization
+import ZeroMQ
+
+/// What `quire bench broker` runs, with every default in one place.
+public struct BrokerBenchOptions: Sendable, Equatable {
+    /// Echo workers, each a connection on its own thread.
+    public var workers = 2
+    /// Pipelined requests measured against Quire's broker.
+    public var requests = 200_000
+    /// Requests outstanding at once in the throughput run.
+    public var inFlight = 64
+    /// Sequential requests (one in flight) for the latency percentiles.
+    public var latencyRequests = 5_000
+    /// Pipelined requests sent before measuring (repeated until every worker has served one).
+    public var warmupRequests = 2_000
+    /// The size of the one body frame of each request.
+    public var payloadBytes = 16
+    /// A Python with majortomo 0.2.0 and six: when set, majortomo's broker is measured too.
+    public var majortomoPython: String?
+    /// Pipelined requests measured against majortomo's broker (it is much slower).
+    public var majortomoRequests = 20_000
+    /// One request not answered within this fails the run (the client does not retry).
+    public var requestTimeout: Milliseconds = 10_000
+    /// The throughput and latency runs send no new request past this and report what they measured;
+    /// the warm-up fails past it.
+    public var phaseTimeout: Milliseconds = 60_000
+    /// One ZeroMQ context (one I/O thread) for the broker, the workers and the client, instead of one
+    /// each as separate processes would have. Saves a thread hop per message; not how Quire is deployed.
+    public var sharedContext = false
+
+    public init() {}
+}
+
+/// `quire bench broker`: a broker, echo workers and a client in one process over TCP loopback,
+/// measuring pipelined requests/s and sequential round-trip latency; optionally the same against
+/// majortomo's Python broker for comparison.
+///
+/// ``run()`` blocks the calling thread (not a pool thread): the broker and the workers run on their
+/// own threads, the client on its I/O thread, and only the awaiting of replies uses the pool.
+public final class BrokerBenchmark: Sendable {
+    public let options: BrokerBenchOptions
+    private let logger: Logger
+    private let progress: @Sendable (String) -> Void
+    private let children = ChildRegistry()
+
+    static let service = "echo"
+
+    /// `progress` receives one line per phase (for standard error); `logger` is given to the broker,
+    /// the workers and the benchmark's own warnings.
+    public init(options: BrokerBenchOptions, logger: Logger, progress: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.options = options
+        self.logger = logger
+        self.progress = progress
+    }
+
+    /// Kills the majortomo subprocess at once, from any thread (for a signal handler; exit afterwards).
+    public func killSubprocesses() { children.killAll() }
+
+    /// Runs every measurement and tears everything down, also when one fails.
+    public func run() throws -> BrokerBenchReport {
+        let machine = MachineInfo.current()
+        // Check the Python first, so that a wrong path fails before the long Quire run.
+        let majortomo = try options.majortomoPython.map { python in (python, try majortomoVersion(python: python)) }
+        var results = [try runQuire()]
+        if let (python, version) = majortomo {
+            results.append(try runMajortomo(python: python, version: version))
+        }
+        return BrokerBenchReport(machine: machine, payloadBytes: options.payloadBytes, sharedContext: options.sharedContext,
+                                 results: results)
+    }
+
+    // MARK: - Brokers
+
+    private func runQuire() throws -> BrokerBenchResult {
+        let rig = Rig(logger: logger)
+        defer { rig.tearDown() }
+        let brokerContext = try Context()
+        rig.contexts.append(brokerContext)
+        let broker = try Broker(configuration: BrokerConfiguration(bind: "tcp://127.0.0.1:*"), context: brokerContext, logger: logger)
+        let bound = DispatchSemaphore(value: 0)
+        progress("Quire: starting the broker")
+        let thread = BenchThread(name: "bench-broker") {
+            try broker.run(onBound: { _ in bound.signal() })
+        }
+        rig.stopBroker = { [logger] in
+            broker.stop()
+            if thread.join(timeout: 5_000) { return true }
+            logger.warning("the broker did not stop within 5 s")
+            return false
+        }
+        let deadline = Instant.now() + Milliseconds(10_000)
+        while bound.wait(timeout: .now() + .milliseconds(20)) == .timedOut {
+            if thread.hasFinished {
+                throw BenchError("the Quire broker failed to start: \(thread.error.map { String(describing: $0) } ?? "it returned")")
+            }
+            if Instant.now() >= deadline { throw BenchError("the Quire broker did not bind within 10 s") }
+        }
+        guard let endpoint = broker.boundEndpoint else { throw BenchError("the Quire broker has no bound endpoint") }
+        return try measure(rig: rig, name: "Quire", endpoint: endpoint, dialect: .mdp02, requests: options.requests,
+                           shared: options.sharedContext ? brokerContext : nil)
+    }
+
+    /// The majortomo version `python` imports; throws when it cannot import majortomo and six.
+    private func majortomoVersion(python: String) throws -> String {
+        progress("majortomo: checking \(python)")
+        let probe = try runBriefly(python, ["-c", "import six, majortomo.broker, importlib.metadata as m; print(m.version('majortomo'))"], timeout: 20_000)
+        guard probe.status == 0 else {
+            throw BenchError("'\(python)' cannot import majortomo and six (pip install majortomo==0.2.0 six):\n\(probe.output)")
+        }
+        let version = probe.output.split(separator: "\n").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "?"
+        if version != "0.2.0" { logger.warning("majortomo is not 0.2.0; its dialect may differ", metadata: ["version": version]) }
+        return version
+    }
+
+    private func runMajortomo(python: String, version: String) throws -> BrokerBenchResult {
+        let rig = Rig(logger: logger)
+        defer { rig.tearDown() }
+        let port = try freeLoopbackPort()
+        let endpoint = "tcp://127.0.0.1:\(port)"
+        progress("majortomo: starting its broker on \(endpoint)")
+        let child = try ChildProcess(executable: python, arguments: ["-m", "majortomo.broker", "--bind-url", endpoint])
+        children.add(child)
+        rig.stopBroker = { [children] in
+            child.stop()
+            children.remove(pid: child.pid)
+            return true
+        }
+        let deadline = Instant.now() + Milliseconds(15_000)
+        while !loopbackPortAccepts(port) {
+            guard child.isRunning else {
+                throw BenchError("majortomo's broker exited with status \(child.process.terminationStatus):\n\(child.outputTail())")
+            }
+            guard Instant.now() < deadline else {
+                throw BenchError("majortomo's broker did not listen on \(endpoint) within 15 s:\n\(child.outputTail())")
+            }
+            usleep(20_000)
+        }
+        do {
+            return try measure(rig: rig, name: "majortomo \(version)", endpoint: endpoint, dialect: .majortomo,
+                               requests: options.majortomoRequests, shared: options.sharedContext ? try Context() : nil)
+        } catch {
+            guard child.isRunning else {
+                throw BenchError("\(error)\nmajortomo's broker exited with status \(child.process.terminationStatus):\n\(child.outputTail())")
+            }
+            throw error
+        }
+    }
+
+    // MARK: - Measuring
+
+    /// Starts the workers and the client against `endpoint`, warms up, then measures. Workers and client
+    /// get a context each unless `shared` is given.
+    private func measure(rig: Rig, name: String, endpoint: String, dialect: Dialect, requests: Int, shared: Context?) throws -> BrokerBenchResult {
+        let workerContext = try shared ?? Context()
+        rig.contexts.append(workerContext)
+        let configuration = WorkerConfiguration(broker: endpoint, dialect: dialect)
+        for index in 0..<options.workers {
+            let worker = try Worker(configuration: configuration, service: EchoService.make(name: Self.service),
+                                    context: workerContext, logger: logger)
+            rig.workers.append(worker)
+            rig.workerThreads.append(BenchThread(name: "bench-worker-\(index)") { try worker.run() })
+        }
+        let clientContext = try shared ?? Context()
+        rig.contexts.append(clientContext)
+        let client = try QuireClient(
+            configuration: ClientConfiguration(broker: endpoint, dialect: dialect, timeout: options.requestTimeout,
+                                               retries: 0, maxInFlight: options.inFlight),
+            context: clientContext)
+        rig.client = client
+
+        let body: [[UInt8]] = [Array(repeating: UInt8(ascii: "q"), count: options.payloadBytes)]
+        let inFlight = options.inFlight
+        let workers = rig.workers
+        let threads = rig.workerThreads
+        let warmup = options.warmupRequests
+
+        progress("\(name): warm-up (\(warmup) requests, until all \(workers.count) workers have served)")
+        try awaitBlocking("\(name): the warm-up", timeout: options.phaseTimeout) {
+            repeat {
+                if let failed = threads.first(where: { $0.hasFinished }) {
+                    throw BenchError("a worker stopped: \(failed.error.map { String(describing: $0) } ?? "it returned")")
+                }
+                _ = try await Self.pipelined(client, body: body, requests: warmup, inFlight: inFlight)
+            } while workers.contains(where: { $0.requestsServed == 0 })
+        }
+
+        // The measured phases stop sending at the phase deadline and report what they did by then; the
+        // hard limit behind it covers a request stuck until its own timeout.
+        let phase = options.phaseTimeout
+        let hardLimit = Milliseconds(phase.value + options.requestTimeout.value + 5_000)
+
+        progress("\(name): \(requests) requests, \(inFlight) in flight")
+        let stopThroughput = Instant.now() + phase
+        let (completed, seconds) = try awaitBlocking("\(name): the throughput run", timeout: hardLimit) {
+            try await Self.pipelined(client, body: body, requests: requests, inFlight: inFlight, stopAt: stopThroughput)
+        }
+        if completed < requests {
+            progress("\(name): stopped at the \(phase.value) ms phase limit after \(completed) requests")
+        }
+
+        let latencyRequests = options.latencyRequests
+        progress("\(name): \(latencyRequests) requests, one in flight")
+        let stopLatency = Instant.now() + phase
+        let samples = try awaitBlocking("\(name): the latency run", timeout: hardLimit) {
+            try await Self.sequential(client, body: body, requests: latencyRequests, stopAt: stopLatency)
+        }
+        if samples.count < latencyRequests {
+            progress("\(name): stopped at the \(phase.value) ms phase limit after \(samples.count) sequential requests")
+        }
+        let latency = LatencySummary(nanoseconds: samples)
+
+        return BrokerBenchResult(
+            broker: name, dialect: dialect.rawValue, workers: workers.count, inFlight: inFlight, requests: completed,
+            seconds: (seconds * 1_000).rounded() / 1_000,
+            requestsPerSecond: (Double(completed) / seconds).rounded(),
+            latencyRequests: samples.count,
+            p50Microseconds: (latency.p50 * 10).rounded() / 10, p90Microseconds: (latency.p90 * 10).rounded() / 10,
+            p99Microseconds: (latency.p99 * 10).rounded() / 10, maxMicroseconds: (latency.max * 10).rounded() / 10)
+    }
+
+    /// `requests` echo requests with `inFlight` outstanding, no new one sent after `stopAt`; how many
+    /// were answered and the seconds they took. Any error or a reply that is not the request fails the
+    /// run: a number with failures in it would mislead.
+    static func pipelined(_ client: QuireClient, body: [[UInt8]], requests: Int, inFlight: Int,
+                          stopAt: Instant = Instant(nanoseconds: .max)) async throws -> (completed: Int, seconds: Double) {
+        let tickets = TicketCounter()
+        let answered = TicketCounter()
+        let start = Instant.now()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<min(inFlight, requests) {
+                group.addTask {
+                    while tickets.take() < requests, Instant.now() < stopAt {
+                        let reply = try await client.request(service: service, body: body)
+                        guard reply == body else { throw BenchError("an echo reply differs from its request") }
+                        _ = answered.take()
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        return (answered.count, max(Instant.now().seconds(since: start), 1e-9))
+    }
+
+    /// `requests` echo requests one after the other, none sent after `stopAt`; each round trip in
+    /// nanoseconds.
+    static func sequential(_ client: QuireClient, body: [[UInt8]], requests: Int, stopAt: Instant) async throws -> [UInt64] {
+        var samples: [UInt64] = []
+        samples.reserveCapacity(requests)
+        for _ in 0..<requests {
+            let start = Instant.now()
+            if start >= stopAt { break }
+            let reply = try await client.request(service: service, body: body)
+            samples.append(Instant.now().nanoseconds &- start.nanoseconds)
+            guard reply == body else { throw BenchError("an echo reply differs from its request") }
+        }
+        return samples
+    }
+}
+
+/// Workers and a client against one broker, torn down in order whatever happened: stop the workers,
+/// stop the broker, close the client, terminate the contexts. Owned by the benchmark's thread.
+private final class Rig {
+    let logger: Logger
+    var workers: [Worker] = []
+    var workerThreads: [BenchThread] = []
+    /// Stops the broker; `false` when it did not stop in time.
+    var stopBroker: () -> Bool = { true }
+    var client: QuireClient?
+    var contexts: [Context] = []
+    private var tornDown = false
+
+    init(logger: Logger) { self.logger = logger }
+
+    func tearDown() {
+        guard !tornDown else { return }
+        tornDown = true
+        var clean = true
+        for worker in workers { worker.stop() }
+        for (index, thread) in workerThreads.enumerated() where !thread.join(timeout: 5_000) {
+            logger.warning("a worker did not stop within 5 s", metadata: ["worker": String(index)])
+            clean = false
+        }
+        if !stopBroker() { clean = false }
+        if let client {
+            do {
+                try awaitBlocking("closing the client", timeout: 5_000) { await client.close() }
+            } catch {
+                logger.warning("the client did not close", metadata: ["error": String(describing: error)])
+                clean = false
+            }
+        }
+        client = nil
+        // A thread that did not stop still has sockets open, and terminating would wait for them
+        // forever: shut those contexts down instead, which fails every blocking call with ETERM.
+        // (A shared context appears more than once; terminating it again does nothing.)
+        for context in contexts {
+            if clean { context.terminate() } else { context.shutdown() }
+        }
+    }
+}
