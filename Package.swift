@@ -29,15 +29,18 @@ let package = Package(
         .target(name: "QuireBroker", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport"]),
         .target(name: "QuireWorker", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport"]),
         .target(name: "QuireClient", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport"]),
+        .target(name: "Tesseract", dependencies: ["CTesseract", "CHeif"]),
+        .target(name: "QuireOCR", dependencies: ["Tesseract", "QuireWire", "QuireWorker", "QuireSupport"]),
         .target(name: "QuireBench", dependencies: ["QuireBroker", "QuireWorker", "QuireClient", "QuireWire", "QuireSupport", "ZeroMQ"]),
         .executableTarget(
             name: "quire",
-            dependencies: ["QuireBroker", "QuireWorker", "QuireClient", "QuireWire", "QuireSupport", "ZeroMQ", "QuireBench"]
+            dependencies: ["QuireBroker", "QuireWorker", "QuireClient", "QuireWire", "QuireSupport", "ZeroMQ", "QuireBench", "QuireOCR"]
         ),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "QuireWireTests", dependencies: ["QuireWire"]),
         .testTarget(name: "QuireBrokerTests", dependencies: ["QuireBroker", "QuireWire"]),
+        .testTarget(name: "QuireOCRTests", dependencies: ["QuireOCR", "QuireWire", "Tesseract"]),
         .testTarget(
             name: "QuireEndToEndTests",
             dependencies: ["quire", "QuireClient", "QuireWire", "ZeroMQ"]

@@ -126,8 +126,11 @@ public final class Worker: Sendable {
 
     /// Why a body's first frame is not a JSON object, or `nil` when it is one.
     static func jsonProblem(_ body: [[UInt8]]) -> WireError? {
-        guard let first = body.first, !first.isEmpty else {
-            return WireError(.invalidJSON, "the request has no JSON frame")
+        guard let first = body.first else {
+            return WireError(.badRequest, "the request has no frames; the first must be a JSON object")
+        }
+        guard !first.isEmpty else {
+            return WireError(.invalidJSON, "the JSON frame is empty")
         }
         guard String(validating: first, as: UTF8.self) != nil else {
             return WireError(.invalidJSON, "the JSON frame is not valid UTF-8")

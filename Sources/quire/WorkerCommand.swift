@@ -1,4 +1,5 @@
 import Foundation
+import QuireOCR
 import QuireSupport
 import QuireWire
 import QuireWorker
@@ -11,6 +12,7 @@ enum WorkerCommand {
 
         Runs a worker that connects to the broker, registers its service and serves requests.
         Kinds:
+          ocr         service 'ocr': images in, the JSON text hierarchy out (Tesseract; one engine per thread)
           echo        service 'echo': replies with the request's own frames (tests, benchmarks)
 
         On SIGTERM or SIGINT the worker drains: it finishes the request in hand, sends DISCONNECT and
@@ -18,7 +20,9 @@ enum WorkerCommand {
 
         Options (environment variable in brackets):
           --broker ENDPOINT             the broker [QUIRE_BROKER] (default tcp://127.0.0.1:5555)
-          --threads N                   worker connections in this process (default 1)
+          --threads N                   worker connections (and OCR engines) in this process (default 1)
+          --tessdata DIR                language packs (ocr) [QUIRE_TESSDATA]
+          --languages L                 default languages (ocr), e.g. eng+deu [QUIRE_LANGUAGES] (eng)
           --dialect D                   mdp02 (default), mdp01 or majortomo
           --heartbeat-interval-ms N     [QUIRE_HEARTBEAT_INTERVAL_MS] (2500; match the broker)
           --heartbeat-liveness N        [QUIRE_HEARTBEAT_LIVENESS] (4)
@@ -31,10 +35,10 @@ enum WorkerCommand {
     static func run(_ args: [String]) throws -> Int32 {
         if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
         let arguments = try Arguments(command: "quire worker", args, valued: [
-            "broker", "threads", "dialect", "heartbeat-interval-ms", "heartbeat-liveness", "service", "log-level", "delay-ms",
+            "broker", "threads", "dialect", "heartbeat-interval-ms", "heartbeat-liveness", "service", "log-level", "delay-ms", "tessdata", "languages",
         ], booleans: ["json"])
         guard let kind = arguments.positionals.first else {
-            throw UsageError(command: "quire worker", message: "missing the worker kind (echo)")
+            throw UsageError(command: "quire worker", message: "missing the worker kind (ocr, echo)")
         }
         guard arguments.positionals.count == 1 else {
             throw UsageError(command: "quire worker", message: "unexpected argument '\(arguments.positionals[1])'")
@@ -61,8 +65,11 @@ enum WorkerCommand {
         case "echo":
             let delay = try arguments.integer("delay-ms", range: 1...3_600_000).map { Milliseconds(Int64($0)) }
             service = EchoService.make(name: arguments.string("service") ?? "echo", requiresJSONFrame: arguments.flag("json"), delay: delay)
+        case "ocr":
+            service = OCRService.make(configuration: try ocrConfiguration(arguments))
+            ensureSingleThreadedOpenMP()
         default:
-            throw UsageError(command: "quire worker", message: "unknown worker kind '\(kind)' (echo)")
+            throw UsageError(command: "quire worker", message: "unknown worker kind '\(kind)' (ocr, echo)")
         }
         let logger = try makeLogger("quire.worker.\(kind)", arguments)
         let context = try Context()

@@ -11,7 +11,9 @@ let usage = """
 
     Commands:
       broker                 run the Majordomo broker (clients and workers connect to it)
-      worker <kind>          run a worker; kinds: echo
+      up                     run the whole stack on this machine: broker + OCR workers
+      worker <kind>          run a worker; kinds: ocr, echo
+      recognize FILE…        OCR images through the broker and print the results
       call <service> [frame…]
                              send one request and print the reply frames
       bench broker           measure the broker: requests/s and round-trip latency
@@ -58,6 +60,10 @@ do {
         status = try BrokerCommand.run(Array(arguments.dropFirst()))
     case "worker":
         status = try WorkerCommand.run(Array(arguments.dropFirst()))
+    case "up":
+        status = try UpCommand.run(Array(arguments.dropFirst()))
+    case "recognize":
+        status = try RecognizeCommand.run(Array(arguments.dropFirst()))
     case "call":
         status = try CallCommand.run(Array(arguments.dropFirst()))
     case "bench":

@@ -1,0 +1,87 @@
+import Foundation
+import QuireWire
+
+/// The `ocr` request's JSON frame (`proto-json/ocr-request.schema.json`); the image is frame 2.
+public struct OCRRequest: Codable, Sendable, Equatable {
+    /// What kind of picture it is, as Cloud Vision's feature types say it.
+    public enum Mode: String, Codable, Sendable {
+        /// Sparse text in a photo: signs, labels, whiteboards (Cloud Vision `TEXT_DETECTION`).
+        case text
+        /// Dense pages: documents, screenshots, books (Cloud Vision `DOCUMENT_TEXT_DETECTION`).
+        case document
+        /// One line of text: a crop around a single line.
+        case line
+    }
+
+    public enum Output: String, Codable, Sendable, CaseIterable {
+        case result, text, hocr, alto, tsv
+    }
+
+    /// BCP-47 tags (`en`, `zh-Hans`) or Tesseract pack names (`eng`, `chi_sim`); `eng+deu` also works.
+    public var languages: [String]?
+    public var mode: Mode?
+    /// 1-based page numbers to read (multi-page TIFF); all pages when absent.
+    public var pages: [Int]?
+    /// What to return; the Quire result by default.
+    public var outputs: [Output]?
+    /// Detect the page orientation (OSD) and turn the image upright before reading.
+    public var autoOrientation: Bool?
+    /// The scan's resolution when the file does not say (or says wrongly).
+    public var dpi: Int?
+
+    public init(languages: [String]? = nil, mode: Mode? = nil, pages: [Int]? = nil, outputs: [Output]? = nil, autoOrientation: Bool? = nil, dpi: Int? = nil) {
+        self.languages = languages
+        self.mode = mode
+        self.pages = pages
+        self.outputs = outputs
+        self.autoOrientation = autoOrientation
+        self.dpi = dpi
+    }
+
+    enum CodingKeys: String, CodingKey { case languages, mode, pages, outputs, autoOrientation, dpi }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        // "languages" may be a list or one "eng+deu" string.
+        if let list = try? c.decodeIfPresent([String].self, forKey: .languages) {
+            languages = list
+        } else if let one = try c.decodeIfPresent(String.self, forKey: .languages) {
+            languages = one.split(separator: "+").map(String.init)
+        } else {
+            languages = nil
+        }
+        mode = try c.decodeIfPresent(Mode.self, forKey: .mode)
+        pages = try c.decodeIfPresent([Int].self, forKey: .pages)
+        outputs = try c.decodeIfPresent([Output].self, forKey: .outputs)
+        autoOrientation = try c.decodeIfPresent(Bool.self, forKey: .autoOrientation)
+        dpi = try c.decodeIfPresent(Int.self, forKey: .dpi)
+    }
+
+    /// Parses and validates the JSON frame; every problem becomes a typed `bad_request`.
+    public static func parse(_ frame: [UInt8]) throws(WireError) -> OCRRequest {
+        // Not JSON (or not an object) is invalid_json; JSON that does not fit the schema — an unknown
+        // enum value, a fraction where an integer belongs — is bad_request.
+        guard (try? JSONSerialization.jsonObject(with: Data(frame))) is [String: Any] else {
+            throw WireError(.invalidJSON, "the request frame is not a JSON object")
+        }
+        let request: OCRRequest
+        do {
+            request = try JSONDecoder().decode(OCRRequest.self, from: Data(frame))
+        } catch let DecodingError.dataCorrupted(context), let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
+            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+            throw WireError(.badRequest, "'\(path)': \(context.debugDescription)")
+        } catch {
+            throw WireError(.badRequest, "the request does not match the ocr request schema: \(error)")
+        }
+        if let pages = request.pages, pages.contains(where: { $0 < 1 }) {
+            throw WireError(.badRequest, "'pages' are 1-based page numbers")
+        }
+        if let dpi = request.dpi, !(30...2_400).contains(dpi) {
+            throw WireError(.badRequest, "'dpi' must be within 30…2400")
+        }
+        if let languages = request.languages, languages.isEmpty || languages.contains(where: \.isEmpty) {
+            throw WireError(.badRequest, "'languages' must name at least one language")
+        }
+        return request
+    }
+}

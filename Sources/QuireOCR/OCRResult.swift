@@ -1,0 +1,111 @@
+/// The `ocr` service's result (`proto-json/ocr-result.schema.json`). Swift types and schema change
+/// together. Coordinates are pixels of the upright image at the uploaded resolution (EXIF orientation
+/// and any detected rotation applied, Quire's own scaling undone); `transform` maps them back to the
+/// stored pixel grid of the uploaded file.
+public struct OCRResult: Codable, Sendable, Equatable {
+    public var text: String
+    public var pages: [Page]
+    public var metadata: Metadata
+
+    public struct Box: Codable, Sendable, Equatable {
+        public var x: Int, y: Int, width: Int, height: Int
+    }
+
+    public struct Point: Codable, Sendable, Equatable {
+        public var x: Int, y: Int
+    }
+
+    public struct Baseline: Codable, Sendable, Equatable {
+        public var start: Point
+        public var end: Point
+    }
+
+    public struct Symbol: Codable, Sendable, Equatable {
+        public var text: String
+        public var boundingBox: Box
+        public var polygon: [Point]
+        public var confidence: Double?
+    }
+
+    public struct Word: Codable, Sendable, Equatable {
+        public var text: String
+        public var boundingBox: Box
+        public var polygon: [Point]
+        public var confidence: Double?
+        public var languages: [String]
+        /// What follows the word: `space`, `line` (end of a line inside a paragraph), `paragraph`
+        /// (end of a paragraph), `hyphen` (a word broken across lines) — Cloud Vision's detectedBreak.
+        public var `break`: String
+        public var symbols: [Symbol]
+    }
+
+    public struct Line: Codable, Sendable, Equatable {
+        public var text: String
+        public var boundingBox: Box
+        public var polygon: [Point]
+        public var confidence: Double?
+        public var languages: [String]
+        public var baseline: Baseline?
+        /// `ltr`, `rtl` or `ttb`.
+        public var direction: String
+        public var words: [Word]
+    }
+
+    public struct Paragraph: Codable, Sendable, Equatable {
+        public var text: String
+        public var boundingBox: Box
+        public var polygon: [Point]
+        public var confidence: Double?
+        public var languages: [String]
+        public var lines: [Line]
+    }
+
+    public struct Block: Codable, Sendable, Equatable {
+        public var text: String
+        public var boundingBox: Box
+        public var polygon: [Point]
+        public var confidence: Double?
+        public var languages: [String]
+        public var paragraphs: [Paragraph]
+    }
+
+    public struct Page: Codable, Sendable, Equatable {
+        /// 1-based, in the uploaded file.
+        public var pageNumber: Int
+        public var width: Int
+        public var height: Int
+        public var unit: String
+        /// Degrees the stored image was turned clockwise to be upright (EXIF and detection together).
+        public var rotation: Int
+        /// Whether the stored image was mirrored (EXIF orientations 2, 4, 5, 7).
+        public var mirrored: Bool
+        /// The skew Tesseract measured, degrees.
+        public var deskewAngle: Double
+        /// Maps page coordinates (x, y) to the stored pixel grid: `[a, b, c, d, e, f]` with
+        /// x' = a·x + b·y + c and y' = d·x + e·y + f.
+        public var transform: [Double]
+        /// The factor the image was scaled by for recognition (1: not scaled).
+        public var recognitionScale: Double
+        public var text: String
+        public var confidence: Double?
+        public var languages: [String]
+        public var blocks: [Block]
+        /// Tesseract's renderings of this page when requested: `text`, `hocr`, `alto`, `tsv`.
+        public var renderings: [String: String]?
+    }
+
+    public struct Timings: Codable, Sendable, Equatable {
+        public var decodeMs: Double
+        public var recognizeMs: Double
+        public var encodeMs: Double
+    }
+
+    public struct Metadata: Codable, Sendable, Equatable {
+        public var engine: String
+        public var languages: [String]
+        public var mode: String
+        public var format: String
+        public var pageCount: Int
+        public var timings: Timings
+    }
+}

@@ -1,0 +1,95 @@
+/// EXIF orientation (tag 0x0112) from a JPEG's APP1 segment. Leptonica and the tesseract CLI ignore
+/// it, which is why a phone photo tagged "rotate 90" comes out as garbage without this.
+public enum EXIFOrientation {
+    /// The orientation value 1…8, or 1 when the file has none (or it cannot be read).
+    public static func read(jpeg bytes: [UInt8]) -> Int {
+        guard bytes.count > 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return 1 }
+        var offset = 2
+        // Walk the markers up to the start of scan; APP1 "Exif\0\0" holds a TIFF structure.
+        while offset + 4 <= bytes.count, bytes[offset] == 0xFF {
+            let marker = bytes[offset + 1]
+            if marker == 0xDA || marker == 0xD9 { break }
+            let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+            guard length >= 2, offset + 2 + length <= bytes.count else { break }
+            if marker == 0xE1, length >= 8, Array(bytes[(offset + 4)..<(offset + 10)]) == [0x45, 0x78, 0x69, 0x66, 0, 0] {
+                return tiffOrientation(Array(bytes[(offset + 10)..<(offset + 2 + length)])) ?? 1
+            }
+            offset += 2 + length
+        }
+        return 1
+    }
+
+    static func tiffOrientation(_ t: [UInt8]) -> Int? {
+        guard t.count >= 8 else { return nil }
+        let little: Bool
+        switch (t[0], t[1]) {
+        case (0x49, 0x49): little = true
+        case (0x4D, 0x4D): little = false
+        default: return nil
+        }
+        func u16(_ o: Int) -> Int? {
+            guard o >= 0, o + 2 <= t.count else { return nil }
+            return little ? Int(t[o]) | Int(t[o + 1]) << 8 : Int(t[o]) << 8 | Int(t[o + 1])
+        }
+        func u32(_ o: Int) -> Int? {
+            guard o >= 0, o + 4 <= t.count else { return nil }
+            let b = t[o..<o + 4].map(Int.init)
+            return little ? b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24 : b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3]
+        }
+        guard let ifd = u32(4), let count = u16(ifd), count < 1_000 else { return nil }
+        for i in 0..<count {
+            let entry = ifd + 2 + i * 12
+            guard let tag = u16(entry) else { return nil }
+            if tag == 0x0112, let value = u16(entry + 8), (1...8).contains(value) { return value }
+        }
+        return nil
+    }
+
+    /// Clockwise quarter turns, then whether to mirror left–right, that make the stored image upright.
+    public static func correction(for orientation: Int) -> (quarterTurns: Int, mirror: Bool) {
+        switch orientation {
+        case 2: (0, true)
+        case 3: (2, false)
+        case 4: (2, true)
+        case 5: (1, true)
+        case 6: (1, false)
+        case 7: (3, true)
+        case 8: (3, false)
+        default: (0, false)
+        }
+    }
+}
+
+/// A 2-D affine map x' = a·x + b·y + c, y' = d·x + e·y + f.
+struct Affine: Equatable {
+    var a = 1.0, b = 0.0, c = 0.0, d = 0.0, e = 1.0, f = 0.0
+
+    static let identity = Affine()
+
+    /// `other` after `self`.
+    func then(_ o: Affine) -> Affine {
+        Affine(a: o.a * a + o.b * d, b: o.a * b + o.b * e, c: o.a * c + o.b * f + o.c,
+               d: o.d * a + o.e * d, e: o.d * b + o.e * e, f: o.d * c + o.e * f + o.f)
+    }
+
+    var inverse: Affine {
+        let det = a * e - b * d
+        guard det != 0 else { return .identity }
+        let ia = e / det, ib = -b / det, id = -d / det, ie = a / det
+        return Affine(a: ia, b: ib, c: -(ia * c + ib * f), d: id, e: ie, f: -(id * c + ie * f))
+    }
+
+    /// Turning a `width`×`height` image clockwise by `quarterTurns` quarter turns.
+    static func rotation(quarterTurns: Int, width: Double, height: Double) -> Affine {
+        switch ((quarterTurns % 4) + 4) % 4 {
+        case 1: Affine(a: 0, b: -1, c: height, d: 1, e: 0, f: 0)
+        case 2: Affine(a: -1, b: 0, c: width, d: 0, e: -1, f: height)
+        case 3: Affine(a: 0, b: 1, c: 0, d: -1, e: 0, f: width)
+        default: .identity
+        }
+    }
+
+    static func mirror(width: Double) -> Affine { Affine(a: -1, b: 0, c: width, d: 0, e: 1, f: 0) }
+
+    var array: [Double] { [a, b, c, d, e, f].map { $0 == 0 ? 0 : $0 } }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import Tesseract
+
+/// Turns Tesseract's hierarchy into the Quire result: coordinates back at the uploaded resolution,
+/// polygons, BCP-47 languages, word breaks.
+enum ResultBuilder {
+    static func page(_ page: RecognizedPage, number: Int, scale: Double, quarterTurns: Int, mirrored: Bool,
+                     transform: Affine, renderings: [String: String]?) -> OCRResult.Page {
+        func box(_ b: PixelBox) -> OCRResult.Box {
+            let x0 = Int((Double(b.x) / scale).rounded(.down))
+            let y0 = Int((Double(b.y) / scale).rounded(.down))
+            let x1 = Int((Double(b.x + b.width) / scale).rounded(.up))
+            let y1 = Int((Double(b.y + b.height) / scale).rounded(.up))
+            return OCRResult.Box(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
+        }
+        func polygon(_ b: OCRResult.Box) -> [OCRResult.Point] {
+            [.init(x: b.x, y: b.y), .init(x: b.x + b.width, y: b.y),
+             .init(x: b.x + b.width, y: b.y + b.height), .init(x: b.x, y: b.y + b.height)]
+        }
+        func point(_ x: Int, _ y: Int) -> OCRResult.Point {
+            .init(x: Int((Double(x) / scale).rounded()), y: Int((Double(y) / scale).rounded()))
+        }
+        func languages(_ words: [RecognizedElement]) -> [String] {
+            var seen: [String] = []
+            for word in words {
+                if let l = word.language.map(Languages.bcp47(forTesseract:)), !seen.contains(l) { seen.append(l) }
+            }
+            return seen
+        }
+        func clean(_ text: String) -> String { String(text.trimmingWhitespace) }
+
+        var blocks: [OCRResult.Block] = []
+        var allWords: [RecognizedElement] = []
+        var confidences: [Double] = []
+        for block in page.blocks {
+            var paragraphs: [OCRResult.Paragraph] = []
+            var blockWords: [RecognizedElement] = []
+            for (pIndex, paragraph) in block.children.enumerated() {
+                _ = pIndex
+                var lines: [OCRResult.Line] = []
+                var paragraphWords: [RecognizedElement] = []
+                for (lIndex, line) in paragraph.children.enumerated() {
+                    let lastLine = lIndex == paragraph.children.count - 1
+                    var words: [OCRResult.Word] = []
+                    for (wIndex, word) in line.children.enumerated() {
+                        let lastWord = wIndex == line.children.count - 1
+                        let text = clean(word.text)
+                        let brk = !lastWord ? "space" : (lastLine ? "paragraph" : (text.hasSuffix("-") ? "hyphen" : "line"))
+                        let b = box(word.box)
+                        words.append(OCRResult.Word(
+                            text: text, boundingBox: b, polygon: polygon(b), confidence: word.confidence,
+                            languages: word.language.map { [Languages.bcp47(forTesseract: $0)] } ?? [],
+                            break: brk,
+                            symbols: word.children.map { s in
+                                let sb = box(s.box)
+                                return OCRResult.Symbol(text: clean(s.text), boundingBox: sb, polygon: polygon(sb), confidence: s.confidence)
+                            }))
+                        if let c = word.confidence { confidences.append(c) }
+                    }
+                    let lb = box(line.box)
+                    lines.append(OCRResult.Line(
+                        text: clean(line.text), boundingBox: lb, polygon: polygon(lb), confidence: line.confidence,
+                        languages: languages(line.children),
+                        baseline: line.baseline.map { OCRResult.Baseline(start: point($0.x1, $0.y1), end: point($0.x2, $0.y2)) },
+                        direction: page.writingDirection, words: words))
+                    paragraphWords += line.children
+                }
+                let pb = box(paragraph.box)
+                paragraphs.append(OCRResult.Paragraph(text: clean(paragraph.text), boundingBox: pb, polygon: polygon(pb),
+                                                      confidence: paragraph.confidence, languages: languages(paragraphWords), lines: lines))
+                blockWords += paragraphWords
+            }
+            let bb = box(block.box)
+            blocks.append(OCRResult.Block(text: clean(block.text), boundingBox: bb, polygon: polygon(bb), confidence: block.confidence,
+                                          languages: languages(blockWords), paragraphs: paragraphs))
+            allWords += blockWords
+        }
+        // Tesseract's page iterator reports no skew outside OSD layout analysis (0 for a page turned
+        // by 3°). Measure it from the baselines instead: the median angle, in degrees, by which the
+        // lines rise to the right (turn the page clockwise by this much to level them).
+        var angles: [Double] = []
+        for block in page.blocks {
+            for paragraph in block.children {
+                for line in paragraph.children {
+                    if let b = line.baseline, b.x2 - b.x1 > 0 {
+                        angles.append(atan2(Double(b.y1 - b.y2), Double(b.x2 - b.x1)) * 180 / .pi)
+                    }
+                }
+            }
+        }
+        angles.sort()
+        let deskewAngle = angles.isEmpty ? page.deskewAngle : angles[angles.count / 2]
+        let width = Int((Double(page.width) / scale).rounded())
+        let height = Int((Double(page.height) / scale).rounded())
+        return OCRResult.Page(
+            pageNumber: number, width: width, height: height, unit: "pixel",
+            rotation: ((quarterTurns % 4) + 4) % 4 * 90, mirrored: mirrored,
+            deskewAngle: (deskewAngle * 100).rounded() / 100,
+            transform: transform.array, recognitionScale: (scale * 10_000).rounded() / 10_000,
+            text: page.text, confidence: confidences.isEmpty ? nil : confidences.reduce(0, +) / Double(confidences.count),
+            languages: languages(allWords), blocks: blocks, renderings: renderings)
+    }
+}
+
+extension String {
+    var trimmingWhitespace: Substring {
+        var s = self[...]
+        while let f = s.first, f.isWhitespace { s.removeFirst() }
+        while let l = s.last, l.isWhitespace { s.removeLast() }
+        return s
+    }
+}

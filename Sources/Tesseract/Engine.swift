@@ -1,0 +1,244 @@
+internal import CTesseract
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why the engine failed.
+public struct TesseractError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        case initFailed = "init_failed"
+        case unknownLanguage = "unknown_language"
+        case recognitionFailed = "recognition_failed"
+    }
+    public var code: Code
+    public var message: String
+    public init(_ code: Code, _ message: String) { self.code = code; self.message = message }
+    public var description: String { "\(code.rawValue): \(message)" }
+}
+
+/// How Tesseract segments the page (its PSM numbers).
+public enum PageSegmentation: Int32, Sendable, Codable {
+    /// Fully automatic layout analysis: dense documents.
+    case auto = 3
+    /// One uniform block of text.
+    case singleBlock = 6
+    /// One text line.
+    case singleLine = 7
+    /// As much text as possible in no particular order: signs and photos.
+    case sparse = 11
+    /// Sparse text with orientation and script detection.
+    case sparseWithOSD = 12
+}
+
+/// A box in the recognised image's pixels.
+public struct PixelBox: Sendable, Equatable {
+    public var x: Int, y: Int, width: Int, height: Int
+    public init(x: Int, y: Int, width: Int, height: Int) { self.x = x; self.y = y; self.width = width; self.height = height }
+}
+
+/// One element of the layout as Tesseract recognised it, at any level.
+public struct RecognizedElement: Sendable {
+    public var text: String
+    public var box: PixelBox
+    /// 0…1, or nil when Tesseract gives none.
+    public var confidence: Double?
+    /// Tesseract's language code for words (`eng`), nil elsewhere.
+    public var language: String?
+    /// Lines: the baseline's end points.
+    public var baseline: (x1: Int, y1: Int, x2: Int, y2: Int)?
+    public var children: [RecognizedElement]
+}
+
+/// A page's recognition result: blocks > paragraphs > lines > words > symbols.
+public struct RecognizedPage: Sendable {
+    public var width: Int
+    public var height: Int
+    public var blocks: [RecognizedElement]
+    /// The skew Tesseract measured, in degrees (positive: clockwise).
+    public var deskewAngle: Double
+    /// Left to right, right to left or top to bottom, as Tesseract saw the first block.
+    public var writingDirection: String
+    public var text: String
+}
+
+/// Orientation and script detection (OSD) result.
+public struct OrientationGuess: Sendable, Equatable {
+    /// Degrees the page must be turned clockwise to be upright: 0, 90, 180 or 270.
+    public var rotation: Int
+    public var confidence: Double
+    public var script: String
+}
+
+/// One Tesseract engine (`TessBaseAPI`), initialised once for a language set and reused.
+///
+/// Not `Sendable`: one engine per worker thread, created on it. Init costs ~60 ms; that is why the
+/// worker keeps engines instead of starting the CLI per image.
+public final class Engine {
+    private let handle: OpaquePointer
+    public let languages: String
+    public let dataPath: String
+
+    /// - Parameters:
+    ///   - languages: Tesseract codes joined with `+`, such as `eng+deu`.
+    public init(dataPath: String, languages: String) throws(TesseractError) {
+        guard let handle = TessBaseAPICreate() else { throw TesseractError(.initFailed, "TessBaseAPICreate failed") }
+        self.handle = handle
+        self.languages = languages
+        self.dataPath = dataPath
+        let rc = TessBaseAPIInit2(handle, dataPath, languages, OEM_LSTM_ONLY)
+        if rc != 0 {
+            TessBaseAPIDelete(handle)
+            throw TesseractError(.initFailed, "Tesseract could not load '\(languages)' from \(dataPath)")
+        }
+        // Quire sets the resolution itself; this silences "Estimating resolution" chatter per page.
+        _ = TessBaseAPISetVariable(handle, "debug_file", "/dev/null")
+    }
+
+    deinit {
+        TessBaseAPIEnd(handle)
+        TessBaseAPIDelete(handle)
+    }
+
+    public static var version: String { String(cString: TessVersion()) }
+
+    /// Language packs installed in `dataPath` (file names `*.traineddata`).
+    public static func installedLanguages(dataPath: String) -> [String] {
+        guard let dir = opendir(dataPath) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name.hasSuffix(".traineddata") { names.append(String(name.dropLast(".traineddata".count))) }
+        }
+        return names.sorted()
+    }
+
+    /// Recognises `image` and returns the full hierarchy. The resolution must already be set on the image.
+    public func recognize(_ image: Image, segmentation: PageSegmentation) throws(TesseractError) -> RecognizedPage {
+        TessBaseAPISetPageSegMode(handle, TessPageSegMode(rawValue: UInt32(segmentation.rawValue)))
+        TessBaseAPISetImage2(handle, image.pix)
+        let dpi = image.resolution
+        if dpi > 0 { TessBaseAPISetSourceResolution(handle, Int32(dpi)) }
+        guard TessBaseAPIRecognize(handle, nil) == 0 else {
+            throw TesseractError(.recognitionFailed, "Tesseract failed to recognise the image")
+        }
+        var page = RecognizedPage(width: image.width, height: image.height, blocks: [], deskewAngle: 0, writingDirection: "ltr", text: "")
+        if let text = TessBaseAPIGetUTF8Text(handle) {
+            page.text = String(cString: text)
+            TessDeleteText(text)
+        }
+        guard let iterator = TessBaseAPIGetIterator(handle) else { return page }
+        defer { TessResultIteratorDelete(iterator) }
+        let pageIterator = TessResultIteratorGetPageIterator(iterator)
+
+        var orientation = ORIENTATION_PAGE_UP, direction = WRITING_DIRECTION_LEFT_TO_RIGHT, order = TEXTLINE_ORDER_TOP_TO_BOTTOM
+        var deskew: Float = 0
+        TessPageIteratorOrientation(pageIterator, &orientation, &direction, &order, &deskew)
+        page.deskewAngle = Double(deskew) * 180 / .pi
+        switch direction {
+        case WRITING_DIRECTION_RIGHT_TO_LEFT: page.writingDirection = "rtl"
+        case WRITING_DIRECTION_TOP_TO_BOTTOM: page.writingDirection = "ttb"
+        default: page.writingDirection = "ltr"
+        }
+
+        func element(_ level: TessPageIteratorLevel) -> RecognizedElement {
+            var l: Int32 = 0, t: Int32 = 0, r: Int32 = 0, b: Int32 = 0
+            _ = TessPageIteratorBoundingBox(pageIterator, level, &l, &t, &r, &b)
+            var text = ""
+            if let raw = TessResultIteratorGetUTF8Text(iterator, level) {
+                text = String(cString: raw)
+                TessDeleteText(raw)
+            }
+            let c = TessResultIteratorConfidence(iterator, level)
+            var e = RecognizedElement(text: text, box: PixelBox(x: Int(l), y: Int(t), width: Int(r - l), height: Int(b - t)),
+                                      confidence: c >= 0 ? min(1, Double(c) / 100) : nil, language: nil, baseline: nil, children: [])
+            if level == RIL_WORD, let language = TessResultIteratorWordRecognitionLanguage(iterator) {
+                e.language = String(cString: language)
+            }
+            if level == RIL_TEXTLINE {
+                var x1: Int32 = 0, y1: Int32 = 0, x2: Int32 = 0, y2: Int32 = 0
+                if TessPageIteratorBaseline(pageIterator, level, &x1, &y1, &x2, &y2) != 0 {
+                    e.baseline = (Int(x1), Int(y1), Int(x2), Int(y2))
+                }
+            }
+            return e
+        }
+
+        // Walk symbol by symbol, opening a new element at each level where Tesseract says one begins.
+        var blocks: [RecognizedElement] = []
+        repeat {
+            if TessPageIteratorIsAtBeginningOf(pageIterator, RIL_BLOCK) != 0 { blocks.append(element(RIL_BLOCK)) }
+            guard !blocks.isEmpty else { continue }
+            var block = blocks.removeLast()
+            if TessPageIteratorIsAtBeginningOf(pageIterator, RIL_PARA) != 0 || block.children.isEmpty { block.children.append(element(RIL_PARA)) }
+            var paragraph = block.children.removeLast()
+            if TessPageIteratorIsAtBeginningOf(pageIterator, RIL_TEXTLINE) != 0 || paragraph.children.isEmpty { paragraph.children.append(element(RIL_TEXTLINE)) }
+            var line = paragraph.children.removeLast()
+            if TessPageIteratorIsAtBeginningOf(pageIterator, RIL_WORD) != 0 || line.children.isEmpty { line.children.append(element(RIL_WORD)) }
+            var word = line.children.removeLast()
+            word.children.append(element(RIL_SYMBOL))
+            line.children.append(word)
+            paragraph.children.append(line)
+            block.children.append(paragraph)
+            blocks.append(block)
+        } while TessResultIteratorNext(iterator, RIL_SYMBOL) != 0
+        // Drop elements Tesseract reports without any text (image blocks, noise).
+        page.blocks = blocks.compactMap(Self.pruned)
+        return page
+    }
+
+    private static func pruned(_ element: RecognizedElement) -> RecognizedElement? {
+        var e = element
+        if !e.children.isEmpty {
+            e.children = e.children.compactMap(pruned)
+            if e.children.isEmpty { return nil }
+        }
+        return e.text.trimmingWhitespace.isEmpty && e.children.isEmpty ? nil : e
+    }
+
+    /// Renders the last recognised page in one of Tesseract's formats.
+    public enum Rendering: String, Sendable { case text, hocr, alto, tsv }
+
+    public func render(_ rendering: Rendering, pageNumber: Int) -> String {
+        let raw: UnsafeMutablePointer<CChar>?
+        switch rendering {
+        case .text: raw = TessBaseAPIGetUTF8Text(handle)
+        case .hocr: raw = TessBaseAPIGetHOCRText(handle, Int32(pageNumber))
+        case .alto: raw = TessBaseAPIGetAltoText(handle, Int32(pageNumber))
+        case .tsv: raw = TessBaseAPIGetTsvText(handle, Int32(pageNumber))
+        }
+        guard let raw else { return "" }
+        defer { TessDeleteText(raw) }
+        return String(cString: raw)
+    }
+
+    /// Orientation and script detection. Needs `osd` among the loaded languages; nil when Tesseract
+    /// cannot tell (too little text) or OSD is not loaded.
+    public func detectOrientation(_ image: Image) -> OrientationGuess? {
+        TessBaseAPISetPageSegMode(handle, PSM_OSD_ONLY)
+        TessBaseAPISetImage2(handle, image.pix)
+        if image.resolution > 0 { TessBaseAPISetSourceResolution(handle, Int32(image.resolution)) }
+        var degrees: Int32 = 0
+        var confidence: Float = 0
+        var script: UnsafePointer<CChar>?
+        var scriptConfidence: Float = 0
+        guard TessBaseAPIDetectOrientationScript(handle, &degrees, &confidence, &script, &scriptConfidence) != 0 else { return nil }
+        // Tesseract reports the counter-clockwise rotation the page has; turning it back is clockwise.
+        return OrientationGuess(rotation: (360 - Int(degrees)) % 360, confidence: Double(confidence),
+                                script: script.map { String(cString: $0) } ?? "")
+    }
+
+    /// Frees the last image and results (the engine stays initialised).
+    public func clear() { TessBaseAPIClear(handle) }
+}
+
+extension String {
+    var trimmingWhitespace: Substring {
+        var s = self[...]
+        while let f = s.first, f.isWhitespace { s.removeFirst() }
+        while let l = s.last, l.isWhitespace { s.removeLast() }
+        return s
+    }
+}
