@@ -504,15 +504,22 @@ def pytest_runtest_makereport(item, call):
     setattr(item, "rep_" + rep.when, rep)
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "timeout_s(seconds): a longer watchdog for one test (soak tests)")
+
+
 @pytest.fixture(autouse=True)
-def _watchdog():
+def _watchdog(request):
     """No test may hang: SIGALRM fails it, faulthandler is the last resort."""
+    marker = request.node.get_closest_marker("timeout_s")
+    limit = int(marker.args[0]) if marker else TEST_TIMEOUT_S
+
     def on_alarm(signum, frame):
-        raise TimeoutError("test exceeded %ds" % TEST_TIMEOUT_S)
+        raise TimeoutError("test exceeded %ds" % limit)
 
     old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(TEST_TIMEOUT_S)
-    faulthandler.dump_traceback_later(TEST_TIMEOUT_S + 20, exit=True)
+    signal.alarm(limit)
+    faulthandler.dump_traceback_later(limit + 20, exit=True)
     try:
         yield
     finally:
