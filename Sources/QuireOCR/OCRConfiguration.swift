@@ -12,9 +12,16 @@ public struct OCRConfiguration: Sendable, Equatable {
     public var maxPixels: Int
     /// The most pages one request may ask to read.
     public var maxPages: Int
-    /// Pages larger than this are scaled down for recognition (text in 12 MP photos is far larger
-    /// than Tesseract needs; 30% kept full accuracy on large text in measurements).
+    /// Pages larger than this are always scaled down to it for recognition.
     public var maxRecognitionPixels: Int
+    /// Pages larger than this are measured first (layout analysis on a small copy) and scaled so their
+    /// median text line is about ``targetLineHeight`` pixels high: text in 12 MP photos is far larger
+    /// than Tesseract needs (30% kept full accuracy on large text and cut recognition 3.6×), while
+    /// small text keeps its resolution.
+    public var textSizeProbePixels: Int
+    /// The median text-line height (pixels) large pages are scaled to; Tesseract's LSTM reads lines
+    /// normalised to 36 px, a little above that keeps every stroke.
+    public var targetLineHeight: Double
     /// The resolution assumed when a file declares none or an implausible one.
     public var fallbackDPI: Int
     /// Engines kept per worker thread (one per language set).
@@ -26,7 +33,9 @@ public struct OCRConfiguration: Sendable, Equatable {
         maxImageBytes: Int = 40 << 20,
         maxPixels: Int = 60_000_000,
         maxPages: Int = 100,
-        maxRecognitionPixels: Int = 6_000_000,
+        maxRecognitionPixels: Int = 16_000_000,
+        textSizeProbePixels: Int = 3_000_000,
+        targetLineHeight: Double = 40,
         fallbackDPI: Int = 300,
         enginesPerThread: Int = 3
     ) {
@@ -36,6 +45,8 @@ public struct OCRConfiguration: Sendable, Equatable {
         self.maxPixels = maxPixels
         self.maxPages = maxPages
         self.maxRecognitionPixels = maxRecognitionPixels
+        self.textSizeProbePixels = textSizeProbePixels
+        self.targetLineHeight = targetLineHeight
         self.fallbackDPI = fallbackDPI
         self.enginesPerThread = enginesPerThread
     }

@@ -105,7 +105,7 @@ public final class Recognizer {
 
         for number in pageNumbers {
             let t0 = Instant.now()
-            let prepared = try prepare(bytes, header: pageHeaders[number] ?? header, page: number - 1, exif: exif, request: request)
+            let prepared = try prepare(bytes, header: pageHeaders[number] ?? header, page: number - 1, exif: exif, request: request, engine: engine)
             let t1 = Instant.now()
             var quarterTurns = prepared.quarterTurns
             var upright = prepared.image
@@ -113,7 +113,12 @@ public final class Recognizer {
             if request.autoOrientation == true, let osd = try orientationEngine()?.detectOrientation(upright), osd.rotation != 0, osd.confidence > 1.5 {
                 let turns = osd.rotation / 90
                 do {
-                    let before = Affine.rotation(quarterTurns: turns, width: Double(upright.width) / prepared.scale, height: Double(upright.height) / prepared.scale)
+                    // The page as EXIF left it, at the uploaded resolution (exact, not from scaled pixels).
+                    let pageHeader = pageHeaders[number] ?? header
+                    let sideways = prepared.quarterTurns % 2 == 1
+                    let before = Affine.rotation(quarterTurns: turns,
+                                                 width: Double(sideways ? pageHeader.height : pageHeader.width),
+                                                 height: Double(sideways ? pageHeader.width : pageHeader.height))
                     let dpi = upright.resolution
                     upright = try upright.rotated(quarterTurns: turns)
                     upright.setResolution(dpi)
@@ -136,7 +141,11 @@ public final class Recognizer {
             let t2 = Instant.now()
             decodeSeconds += t1.seconds(since: t0)
             recognizeSeconds += t2.seconds(since: t1)
-            pages.append(ResultBuilder.page(recognized, number: number, scale: prepared.scale, quarterTurns: quarterTurns,
+            // The upright page at the uploaded resolution, exactly (not scaled back from recognition pixels).
+            let pageHeader = pageHeaders[number] ?? header
+            let sideways = quarterTurns % 2 == 1
+            let size = (width: sideways ? pageHeader.height : pageHeader.width, height: sideways ? pageHeader.width : pageHeader.height)
+            pages.append(ResultBuilder.page(recognized, number: number, size: size, scale: prepared.scale, quarterTurns: quarterTurns,
                                             mirrored: prepared.mirrored, transform: transform,
                                             renderings: renderings.isEmpty ? nil : renderings))
         }
@@ -177,11 +186,48 @@ public final class Recognizer {
     }
 
     /// Decodes one page, turns it upright (EXIF), scales it for recognition and sets its resolution.
-    func prepare(_ bytes: [UInt8], header: Image.Header, page: Int, exif: Int, request: OCRRequest) throws(WireError) -> Prepared {
+    /// The median text-line height of a large page, in uploaded pixels, measured by layout analysis
+    /// on a copy of about 1.5 MP; nil when no text line is found at that size (then small text is
+    /// likely and the page is not reduced). Returns the full decode too when it had to make one
+    /// (not for JPEG, which is probed from a cheap reduced decode).
+    func medianLineHeight(_ bytes: [UInt8], header: Image.Header, page: Int, exif: Int, engine: Engine) throws(ImageError) -> (Double?, Image?) {
+        let pixels = Double(header.width * header.height)
+        let probeScale = min(1, (1_500_000 / pixels).squareRoot())
+        var full: Image?
+        var probe: Image
+        if header.format == .jpeg {
+            var reduction = 1
+            while reduction < 8 && 1.0 / Double(reduction * 2) >= probeScale { reduction *= 2 }
+            probe = try Image.decode(bytes, format: .jpeg, page: page, jpegReduction: reduction)
+        } else {
+            full = try Image.decode(bytes, format: header.format, page: page)
+            probe = full!
+        }
+        let factor = probeScale * Double(header.width) / Double(probe.width)
+        if abs(factor - 1) > 0.01 { probe = try probe.scaled(by: factor) }
+        // Lines are found on the upright page: turned text would look like columns.
+        let turns = EXIFOrientation.correction(for: exif).quarterTurns
+        let probeToUploaded = Double(header.width) / Double(probe.width)
+        if turns != 0 { probe = try probe.rotated(quarterTurns: turns) }
+        probe.setResolution(300)
+        let heights = engine.textLineHeights(probe).filter { $0 >= 4 }.sorted()
+        guard !heights.isEmpty else { return (nil, full) }
+        return (Double(heights[heights.count / 2]) * probeToUploaded, full)
+    }
+
+    func prepare(_ bytes: [UInt8], header: Image.Header, page: Int, exif: Int, request: OCRRequest, engine: Engine) throws(WireError) -> Prepared {
         do throws(ImageError) {
             let pixels = header.width * header.height
             var scale = 1.0
-            if pixels > configuration.maxRecognitionPixels {
+            var decoded: Image?
+            if pixels > configuration.textSizeProbePixels {
+                let (lineHeight, full) = try medianLineHeight(bytes, header: header, page: page, exif: exif, engine: engine)
+                decoded = full
+                if let lineHeight, lineHeight > configuration.targetLineHeight {
+                    scale = max(0.2, configuration.targetLineHeight / lineHeight)
+                }
+            }
+            if Double(pixels) * scale * scale > Double(configuration.maxRecognitionPixels) {
                 scale = (Double(configuration.maxRecognitionPixels) / Double(pixels)).squareRoot()
             }
             // A JPEG can be decoded at 1/2, 1/4 or 1/8 size for a fraction of the cost.
@@ -189,7 +235,10 @@ public final class Recognizer {
             if header.format == .jpeg {
                 while reduction < 8 && 1.0 / Double(reduction * 2) >= scale { reduction *= 2 }
             }
-            var image = try Image.decode(bytes, format: header.format, page: page, jpegReduction: reduction)
+            var image: Image
+            if let decoded { image = decoded } else {
+                image = try Image.decode(bytes, format: header.format, page: page, jpegReduction: reduction)
+            }
             var declared = image.resolution
             if let dpi = request.dpi { declared = dpi } else if declared < 70 || declared > 2_400 { declared = configuration.fallbackDPI }
             declared = max(1, declared / reduction)

@@ -4,7 +4,7 @@ import Tesseract
 /// Turns Tesseract's hierarchy into the Quire result: coordinates back at the uploaded resolution,
 /// polygons, BCP-47 languages, word breaks.
 enum ResultBuilder {
-    static func page(_ page: RecognizedPage, number: Int, scale: Double, quarterTurns: Int, mirrored: Bool,
+    static func page(_ page: RecognizedPage, number: Int, size: (width: Int, height: Int), scale: Double, quarterTurns: Int, mirrored: Bool,
                      transform: Affine, renderings: [String: String]?) -> OCRResult.Page {
         func box(_ b: PixelBox) -> OCRResult.Box {
             let x0 = Int((Double(b.x) / scale).rounded(.down))
@@ -90,8 +90,8 @@ enum ResultBuilder {
         }
         angles.sort()
         let deskewAngle = angles.isEmpty ? page.deskewAngle : angles[angles.count / 2]
-        let width = Int((Double(page.width) / scale).rounded())
-        let height = Int((Double(page.height) / scale).rounded())
+        let width = size.width
+        let height = size.height
         return OCRResult.Page(
             pageNumber: number, width: width, height: height, unit: "pixel",
             rotation: ((quarterTurns % 4) + 4) % 4 * 90, mirrored: mirrored,
