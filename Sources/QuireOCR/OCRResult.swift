@@ -24,14 +24,14 @@ public struct OCRResult: Codable, Sendable, Equatable {
         public var text: String
         public var boundingBox: Box
         public var polygon: [Point]
-        public var confidence: Double?
+        @NullWhenAbsent public var confidence: Double?
     }
 
     public struct Word: Codable, Sendable, Equatable {
         public var text: String
         public var boundingBox: Box
         public var polygon: [Point]
-        public var confidence: Double?
+        @NullWhenAbsent public var confidence: Double?
         public var languages: [String]
         /// What follows the word: `space`, `line` (end of a line inside a paragraph), `paragraph`
         /// (end of a paragraph), `hyphen` (a word broken across lines) — Cloud Vision's detectedBreak.
@@ -43,7 +43,7 @@ public struct OCRResult: Codable, Sendable, Equatable {
         public var text: String
         public var boundingBox: Box
         public var polygon: [Point]
-        public var confidence: Double?
+        @NullWhenAbsent public var confidence: Double?
         public var languages: [String]
         public var baseline: Baseline?
         /// `ltr`, `rtl` or `ttb`.
@@ -55,7 +55,7 @@ public struct OCRResult: Codable, Sendable, Equatable {
         public var text: String
         public var boundingBox: Box
         public var polygon: [Point]
-        public var confidence: Double?
+        @NullWhenAbsent public var confidence: Double?
         public var languages: [String]
         public var lines: [Line]
     }
@@ -64,7 +64,7 @@ public struct OCRResult: Codable, Sendable, Equatable {
         public var text: String
         public var boundingBox: Box
         public var polygon: [Point]
-        public var confidence: Double?
+        @NullWhenAbsent public var confidence: Double?
         public var languages: [String]
         public var paragraphs: [Paragraph]
     }
@@ -87,7 +87,7 @@ public struct OCRResult: Codable, Sendable, Equatable {
         /// The factor the image was scaled by for recognition (1: not scaled).
         public var recognitionScale: Double
         public var text: String
-        public var confidence: Double?
+        @NullWhenAbsent public var confidence: Double?
         public var languages: [String]
         public var blocks: [Block]
         /// Tesseract's renderings of this page when requested: `text`, `hocr`, `alto`, `tsv`.
@@ -107,5 +107,30 @@ public struct OCRResult: Codable, Sendable, Equatable {
         public var format: String
         public var pageCount: Int
         public var timings: Timings
+    }
+}
+
+/// Encodes `nil` as an explicit JSON `null` (the schema says "confidence: null where Tesseract gives
+/// none"), where synthesized Codable would leave the member out. Decodes a missing member as `nil`.
+@propertyWrapper
+public struct NullWhenAbsent<Value: Codable & Sendable & Equatable>: Codable, Sendable, Equatable {
+    public var wrappedValue: Value?
+
+    public init(wrappedValue: Value?) { self.wrappedValue = wrappedValue }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        wrappedValue = container.decodeNil() ? nil : try container.decode(Value.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        if let wrappedValue { try container.encode(wrappedValue) } else { try container.encodeNil() }
+    }
+}
+
+extension KeyedDecodingContainer {
+    public func decode<V>(_ type: NullWhenAbsent<V>.Type, forKey key: Key) throws -> NullWhenAbsent<V> {
+        try decodeIfPresent(type, forKey: key) ?? NullWhenAbsent(wrappedValue: nil)
     }
 }
