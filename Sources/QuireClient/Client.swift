@@ -162,25 +162,23 @@ public final class QuireClient: Sendable {
 
     // MARK: - I/O thread
 
-    private final class Active {
-        let socket: Socket
-        let submission: Submission
-        var deadline: Instant
-        var retriesLeft: Int
-        init(socket: Socket, submission: Submission, deadline: Instant, retriesLeft: Int) {
-            self.socket = socket
-            self.submission = submission
-            self.deadline = deadline
-            self.retriesLeft = retriesLeft
-        }
+    /// One connection to the broker and the request it carries, if any. Connections are reused from
+    /// request to request; one is replaced only when a reply may still be on its way (timeout, cancel).
+    private final class Slot {
+        var socket: Socket
+        var submission: Submission?
+        var deadline = Instant(nanoseconds: 0)
+        var retriesLeft = 0
+        init(socket: Socket) { self.socket = socket }
     }
 
     private func ioLoop() {
-        var idle: [Socket] = []
-        var active: [Active] = []
+        var slots: [Slot] = []
+        var idle: [Int] = []          // indices of slots without a request
         var waiting: [Submission] = []
         var waitingHead = 0
-        var poller: Poller?
+        var poller: Poller?           // rebuilt only when a connection is added or replaced
+        var activeCount = 0
 
         func newSocket() throws(ZMQError) -> Socket {
             let socket = try Socket(context: context, type: .dealer)
@@ -188,125 +186,159 @@ public final class QuireClient: Sendable {
             return socket
         }
 
-        func start(_ submission: Submission, retriesLeft: Int, fresh: Bool) {
+        /// Sends `submission` on slot `index`, or fails it.
+        func send(_ submission: Submission, on index: Int, retriesLeft: Int) {
+            let slot = slots[index]
             do {
-                let reused = fresh ? nil : idle.popLast()
-                let socket = try reused ?? newSocket()
                 let frames = MajordomoCodec.clientRequest(configuration.dialect, service: submission.service, body: submission.body)
-                guard try socket.send(frames, dontWait: true) else {
+                guard try slot.socket.send(frames, dontWait: true) else {
                     throw ZMQError(code: EAGAIN, operation: "zmq_send", context: "the connection's queue is full")
                 }
-                active.append(Active(socket: socket, submission: submission, deadline: Instant.now() + submission.timeout, retriesLeft: retriesLeft))
+                slot.submission = submission
+                slot.deadline = Instant.now() + submission.timeout
+                slot.retriesLeft = retriesLeft
+                activeCount += 1
             } catch {
                 submission.continuation.resume(throwing: ClientError(.transport, String(describing: error)))
+                idle.append(index)
             }
-            poller = nil
         }
 
-        func finish(_ index: Int, recycle: Bool) {
-            let entry = active.remove(at: index)
-            if recycle && idle.count < configuration.maxInFlight { idle.append(entry.socket) } else { entry.socket.close() }
-            poller = nil
+        /// Ends slot `index`'s request. `replace`: a late reply may still arrive, so the connection is
+        /// closed and a fresh one takes its place.
+        func release(_ index: Int, replace: Bool) {
+            let slot = slots[index]
+            if slot.submission != nil { activeCount -= 1 }
+            slot.submission = nil
+            if replace {
+                slot.socket.close()
+                if let fresh = try? newSocket() { slot.socket = fresh }
+                poller = nil
+            }
+            idle.append(index)
+        }
+
+        func failEverything(_ error: ClientError) {
+            for slot in slots {
+                slot.submission?.continuation.resume(throwing: error)
+                slot.submission = nil
+            }
+            for index in waitingHead..<waiting.count { waiting[index].continuation.resume(throwing: error) }
+            waiting.removeAll()
+            waitingHead = 0
+            activeCount = 0
         }
 
         var running = true
-        while running || !active.isEmpty {
-            if !running {
-                for entry in active { entry.submission.continuation.resume(throwing: ClientError(.closed, "the client was closed")) }
-                active.removeAll()
-                break
-            }
+        while running {
             // Start waiting requests while there is room.
-            while active.count < configuration.maxInFlight, waitingHead < waiting.count {
+            while waitingHead < waiting.count {
+                let index: Int
+                if let free = idle.popLast() {
+                    index = free
+                } else if slots.count < configuration.maxInFlight {
+                    do {
+                        slots.append(Slot(socket: try newSocket()))
+                    } catch {
+                        failEverything(ClientError(.transport, error.description))
+                        return
+                    }
+                    poller = nil
+                    index = slots.count - 1
+                } else {
+                    break
+                }
                 let submission = waiting[waitingHead]
                 waitingHead += 1
-                start(submission, retriesLeft: configuration.retries, fresh: false)
+                send(submission, on: index, retriesLeft: configuration.retries)
             }
             if waitingHead > 1024 && waitingHead * 2 > waiting.count {
                 waiting.removeFirst(waitingHead)
                 waitingHead = 0
             }
             if poller == nil {
-                poller = Poller(active.map { .socket($0.socket, .readable) } + [.descriptor(wakeup.descriptor, .readable)])
+                poller = Poller(slots.map { .socket($0.socket, .readable) } + [.descriptor(wakeup.descriptor, .readable)])
             }
-            let now = Instant.now()
-            let nextDeadline = active.map(\.deadline).min()
-            let timeout = nextDeadline.map { Int(now.milliseconds(until: $0)) } ?? -1
+            var nextDeadline: Instant?
+            if activeCount > 0 {
+                for slot in slots where slot.submission != nil {
+                    if nextDeadline == nil || slot.deadline < nextDeadline! { nextDeadline = slot.deadline }
+                }
+            }
+            let timeout = nextDeadline.map { Int(Instant.now().milliseconds(until: $0)) } ?? -1
             let ready: [PollEvents]
             do {
                 ready = try poller!.poll(timeoutMilliseconds: timeout)
             } catch {
-                for entry in active { entry.submission.continuation.resume(throwing: ClientError(.transport, error.description)) }
-                for index in waitingHead..<waiting.count { waiting[index].continuation.resume(throwing: ClientError(.transport, error.description)) }
+                failEverything(ClientError(.transport, error.description))
                 return
             }
 
-            // Replies. Walk backwards so removals keep earlier indices valid.
-            for index in stride(from: active.count - 1, through: 0, by: -1) where index < ready.count - 1 && ready[index].contains(.readable) {
-                let entry = active[index]
-                while true {
-                    let frames: [[UInt8]]?
-                    do { frames = try entry.socket.receive(dontWait: true) } catch { frames = nil }
-                    guard let frames else { break }
+            // Replies.
+            for index in slots.indices where ready[index].contains(.readable) {
+                let slot = slots[index]
+                while let frames = try? slot.socket.receive(dontWait: true) {
+                    guard let submission = slot.submission else { continue }   // nothing is waiting on it: drop
                     switch MajordomoCodec.decodeClientReply(configuration.dialect, frames) {
                     case .success((.partial, let body)):
-                        entry.submission.onPartial?(body)
+                        submission.onPartial?(body)
                         continue
                     case .success((.final, let body)):
                         if body.count == 1, let error = WireError(jsonFrame: body[0]) {
-                            entry.submission.continuation.resume(throwing: ClientError(.remote, error.message, remote: error))
+                            submission.continuation.resume(throwing: ClientError(.remote, error.message, remote: error))
                         } else {
-                            entry.submission.continuation.resume(returning: body)
+                            submission.continuation.resume(returning: body)
                         }
+                        release(index, replace: false)
                     case .failure(let error):
-                        entry.submission.continuation.resume(throwing: ClientError(.protocolError, error.message))
+                        submission.continuation.resume(throwing: ClientError(.protocolError, error.message))
+                        release(index, replace: true)
                     }
-                    finish(index, recycle: true)
                     break
                 }
             }
 
             // Commands.
-            if ready.last?.contains(.readable) == true {
+            if ready[slots.count].contains(.readable) {
                 wakeup.drain()
                 for command in commands.withLock({ queue -> [Command] in defer { queue.removeAll() }; return queue }) {
                     switch command {
                     case .submit(let submission):
                         waiting.append(submission)
                     case .cancel(let id):
-                        if let index = active.firstIndex(where: { $0.submission.id == id }) {
-                            active[index].submission.continuation.resume(throwing: ClientError(.cancelled, "cancelled"))
-                            // A reply may still arrive on that connection: do not reuse it.
-                            finish(index, recycle: false)
+                        if let index = slots.firstIndex(where: { $0.submission?.id == id }) {
+                            slots[index].submission?.continuation.resume(throwing: ClientError(.cancelled, "cancelled"))
+                            release(index, replace: true)
                         } else if let index = waiting[waitingHead...].firstIndex(where: { $0.id == id }) {
                             waiting[index].continuation.resume(throwing: ClientError(.cancelled, "cancelled"))
                             waiting.remove(at: index)
                         }
                     case .stop:
                         running = false
-                        for index in waitingHead..<waiting.count {
-                            waiting[index].continuation.resume(throwing: ClientError(.closed, "the client was closed"))
-                        }
-                        waiting.removeAll()
-                        waitingHead = 0
                     }
                 }
             }
 
             // Timeouts: resend on a fresh connection, or give up.
-            let after = Instant.now()
-            for index in stride(from: active.count - 1, through: 0, by: -1) where after >= active[index].deadline {
-                let entry = active[index]
-                finish(index, recycle: false)
-                if entry.retriesLeft > 0 {
-                    start(entry.submission, retriesLeft: entry.retriesLeft - 1, fresh: true)
-                } else {
-                    let attempts = configuration.retries + 1
-                    entry.submission.continuation.resume(throwing: ClientError(.timeout, "no reply from service '\(entry.submission.service)' within \(entry.submission.timeout.value) ms (\(attempts) attempt\(attempts == 1 ? "" : "s"))"))
+            if activeCount > 0 {
+                let now = Instant.now()
+                for index in slots.indices {
+                    let slot = slots[index]
+                    guard let submission = slot.submission, now >= slot.deadline else { continue }
+                    let retriesLeft = slot.retriesLeft
+                    release(index, replace: true)
+                    if retriesLeft > 0 {
+                        idle.removeLast()   // the slot just released: reuse it at once
+                        send(submission, on: index, retriesLeft: retriesLeft - 1)
+                    } else {
+                        let attempts = configuration.retries + 1
+                        submission.continuation.resume(throwing: ClientError(.timeout, "no reply from service '\(submission.service)' within \(submission.timeout.value) ms (\(attempts) attempt\(attempts == 1 ? "" : "s"))"))
+                    }
                 }
             }
         }
-        for socket in idle { socket.close() }
+        failEverything(ClientError(.closed, "the client was closed"))
+        for slot in slots { slot.socket.close() }
     }
 }
 
