@@ -68,7 +68,10 @@ public final class Worker: Sendable {
         let handlerResult = Mutex<Result<Void, any Error>?>(nil)
         let handlerMade = DispatchSemaphore(value: 0)
         let executionDone = DispatchSemaphore(value: 0)
+        let name = "quire-\(service.name)-exec"
         let thread = Thread { [self] in
+            // Foundation on Linux passes a name to the kernel only when set from the running thread.
+            Thread.current.name = name
             let handler: any RequestHandler
             do {
                 handler = try service.makeHandler()

@@ -293,4 +293,15 @@ public final class Socket {
     public var linger: Int32 {
         get throws(ZMQError) { try intOption(ZMQ_LINGER, name: "ZMQ_LINGER") }
     }
+
+    /// The descriptor that becomes readable when the socket may have changed state (`ZMQ_FD`). It is
+    /// not a data descriptor: after it fires, and after every send, ask ``events``.
+    public var fileDescriptor: Int32 {
+        get throws(ZMQError) { try intOption(ZMQ_FD, name: "ZMQ_FD") }
+    }
+
+    /// What the socket can do now without blocking (`ZMQ_EVENTS`); processes pending commands.
+    public var events: PollEvents {
+        get throws(ZMQError) { PollEvents(rawValue: Int16(truncatingIfNeeded: try intOption(ZMQ_EVENTS, name: "ZMQ_EVENTS"))) }
+    }
 }
