@@ -93,6 +93,9 @@ public struct BrokerBenchResult: Sendable, Codable, Equatable {
     public var p90Microseconds: Double
     public var p99Microseconds: Double
     public var maxMicroseconds: Double
+    /// A run reached the phase limit (`--phase-timeout-ms`) before sending all its requests; the
+    /// numbers are for the requests it did send.
+    public var stoppedAtPhaseLimit: Bool
 }
 
 /// Everything `quire bench broker` measured.
@@ -128,22 +131,31 @@ public struct BrokerBenchReport: Sendable, Codable, Equatable {
             let cells = [
                 r.broker, grouped(r.requestsPerSecond), grouped(r.p50Microseconds), grouped(r.p90Microseconds),
                 grouped(r.p99Microseconds), grouped(r.maxMicroseconds), String(r.workers), String(r.inFlight),
-                grouped(Double(r.requests)),
+                grouped(Double(r.requests)) + (r.stoppedAtPhaseLimit ? "*" : ""),
             ]
             lines.append("| " + cells.joined(separator: " | ") + " |")
         }
         lines.append("")
+        if results.contains(where: \.stoppedAtPhaseLimit) {
+            lines.append("\\* stopped at the phase time limit; the numbers are for the requests sent until then.")
+            lines.append("")
+        }
         if let throughputRatio, let p50Ratio {
-            lines.append("Quire / majortomo: \(oneDecimal(throughputRatio))× the requests/s, p50 \(oneDecimal(p50Ratio))× lower.")
+            lines.append("Quire / majortomo: \(oneDecimal(throughputRatio))× the requests/s; majortomo's p50 is \(oneDecimal(p50Ratio))× Quire's.")
             lines.append("")
         }
         lines.append("Machine: \(machine.summary).")
         let contexts = sharedContext
             ? "broker, workers and client share one ZeroMQ context"
             : "broker, workers and client each have their own ZeroMQ context, as separate processes would"
-        lines.append("One process over TCP loopback (majortomo's broker as a Python subprocess); \(contexts); echo "
+        let subprocess = results.count > 1 ? " (majortomo's broker as a Python subprocess)" : ""
+        let counts = Set(results.map(\.latencyRequests))
+        let sequential = counts.count == 1
+            ? grouped(Double(counts.first!))
+            : results.map { "\(grouped(Double($0.latencyRequests))) (\($0.broker))" }.joined(separator: ", ")
+        lines.append("One process over TCP loopback\(subprocess); \(contexts); echo "
             + "workers answer inline; one \(payloadBytes)-byte frame per request; latency is the round trip with one "
-            + "request in flight, in µs, over \(results.first.map { grouped(Double($0.latencyRequests)) } ?? "0") requests.")
+            + "request in flight, in µs, over \(sequential) sequential requests.")
         return lines.joined(separator: "\n")
     }
 

@@ -30,9 +30,9 @@ public struct BrokerBenchOptions: Sendable, Equatable {
     public var requestTimeout: Milliseconds = 10_000
     /// The throughput and latency runs send no new request past this and report what they measured;
     /// the warm-up fails past it.
-    public var phaseTimeout: Milliseconds = 60_000
-    /// One ZeroMQ context (one I/O thread) for the broker, the workers and the client, instead of one
-    /// each as separate processes would have. Saves a thread hop per message; not how Quire is deployed.
+    public var phaseTimeout: Milliseconds = 15_000
+    /// One ZeroMQ context (one libzmq I/O thread instead of three) for the broker, the workers and the
+    /// client, instead of one each as separate processes would have. Not how Quire is deployed.
     public var sharedContext = false
 
     public init() {}
@@ -169,11 +169,10 @@ public final class BrokerBenchmark: Sendable {
         }
         let clientContext = try shared ?? Context()
         rig.contexts.append(clientContext)
-        let client = try QuireClient(
-            configuration: ClientConfiguration(broker: endpoint, dialect: dialect, timeout: options.requestTimeout,
-                                               retries: 0, maxInFlight: options.inFlight),
-            context: clientContext)
-        rig.client = client
+        let clientConfiguration = ClientConfiguration(broker: endpoint, dialect: dialect, timeout: options.requestTimeout,
+                                                      retries: 0, maxInFlight: options.inFlight)
+        let client = try QuireClient(configuration: clientConfiguration, context: clientContext)
+        rig.clients.append(client)
 
         let body: [[UInt8]] = [Array(repeating: UInt8(ascii: "q"), count: options.payloadBytes)]
         let inFlight = options.inFlight
@@ -205,11 +204,16 @@ public final class BrokerBenchmark: Sendable {
             progress("\(name): stopped at the \(phase.value) ms phase limit after \(completed) requests")
         }
 
+        // The latency run gets a client of its own, so that it measures one request in flight and not
+        // also the connections the throughput run left open (the client keeps them for reuse).
+        let latencyClient = try QuireClient(configuration: clientConfiguration, context: clientContext)
+        rig.clients.append(latencyClient)
         let latencyRequests = options.latencyRequests
         progress("\(name): \(latencyRequests) requests, one in flight")
-        let stopLatency = Instant.now() + phase
         let samples = try awaitBlocking("\(name): the latency run", timeout: hardLimit) {
-            try await Self.sequential(client, body: body, requests: latencyRequests, stopAt: stopLatency)
+            // A few unmeasured round trips first: the connection is made on the first request.
+            _ = try await Self.sequential(latencyClient, body: body, requests: min(100, latencyRequests), stopAt: Instant.now() + phase)
+            return try await Self.sequential(latencyClient, body: body, requests: latencyRequests, stopAt: Instant.now() + phase)
         }
         if samples.count < latencyRequests {
             progress("\(name): stopped at the \(phase.value) ms phase limit after \(samples.count) sequential requests")
@@ -222,7 +226,8 @@ public final class BrokerBenchmark: Sendable {
             requestsPerSecond: (Double(completed) / seconds).rounded(),
             latencyRequests: samples.count,
             p50Microseconds: (latency.p50 * 10).rounded() / 10, p90Microseconds: (latency.p90 * 10).rounded() / 10,
-            p99Microseconds: (latency.p99 * 10).rounded() / 10, maxMicroseconds: (latency.max * 10).rounded() / 10)
+            p99Microseconds: (latency.p99 * 10).rounded() / 10, maxMicroseconds: (latency.max * 10).rounded() / 10,
+            stoppedAtPhaseLimit: completed < requests || samples.count < latencyRequests)
     }
 
     /// `requests` echo requests with `inFlight` outstanding, no new one sent after `stopAt`; how many
@@ -264,15 +269,15 @@ public final class BrokerBenchmark: Sendable {
     }
 }
 
-/// Workers and a client against one broker, torn down in order whatever happened: stop the workers,
-/// stop the broker, close the client, terminate the contexts. Owned by the benchmark's thread.
+/// Workers and clients against one broker, torn down in order whatever happened: stop the workers,
+/// stop the broker, close the clients, terminate the contexts. Owned by the benchmark's thread.
 private final class Rig {
     let logger: Logger
     var workers: [Worker] = []
     var workerThreads: [BenchThread] = []
     /// Stops the broker; `false` when it did not stop in time.
     var stopBroker: () -> Bool = { true }
-    var client: QuireClient?
+    var clients: [QuireClient] = []
     var contexts: [Context] = []
     private var tornDown = false
 
@@ -288,7 +293,7 @@ private final class Rig {
             clean = false
         }
         if !stopBroker() { clean = false }
-        if let client {
+        for client in clients {
             do {
                 try awaitBlocking("closing the client", timeout: 5_000) { await client.close() }
             } catch {
@@ -296,7 +301,7 @@ private final class Rig {
                 clean = false
             }
         }
-        client = nil
+        clients = []
         // A thread that did not stop still has sockets open, and terminating would wait for them
         // forever: shut those contexts down instead, which fails every blocking call with ETERM.
         // (A shared context appears more than once; terminating it again does nothing.)

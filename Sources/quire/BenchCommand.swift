@@ -9,8 +9,9 @@ enum BenchCommand {
         Measures the broker in one process over TCP loopback: a broker on tcp://127.0.0.1:*, echo
         workers (each on its own thread) and a client. After a warm-up it sends pipelined requests
         (one small frame each) with many in flight for requests/s, then sequential requests with one
-        in flight for the round-trip percentiles. Prints a Markdown table and the machine, for the
-        README; progress goes to standard error. Build with -c release before measuring.
+        in flight, on a client of its own, for the round-trip percentiles. Prints a Markdown table and
+        the machine, for the README; progress goes to standard error. Build with -c release before
+        measuring.
 
         With --majortomo PYTHON it also starts majortomo's own broker (PYTHON -m majortomo.broker) as
         a subprocess and measures it the same way, with Quire's workers and client speaking the
@@ -27,7 +28,7 @@ enum BenchCommand {
           --majortomo-requests N   pipelined requests against majortomo's broker (20000)
           --request-timeout-ms N   one request unanswered this long fails the run (10000)
           --phase-timeout-ms N     the throughput and latency runs stop sending after this long and
-                                   report what they measured; the warm-up fails (60000)
+                                   report what they measured; the warm-up fails (15000)
           --shared-context         one ZeroMQ context (I/O thread) for broker, workers and client
                                    instead of one each as in separate processes
           --json                   print a JSON object instead of the table
@@ -38,10 +39,11 @@ enum BenchCommand {
     static func run(_ args: [String]) throws -> Int32 {
         guard let target = args.first, !target.hasPrefix("-") else {
             if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
-            throw UsageError(command: "quire bench", message: "missing what to measure (broker)")
+            throw UsageError(command: "quire bench", message: "missing what to measure (broker, ocr)")
         }
+        if target == "ocr" { return try BenchOCRCommand.run(Array(args.dropFirst())) }
         guard target == "broker" else {
-            throw UsageError(command: "quire bench", message: "unknown benchmark '\(target)' (broker)")
+            throw UsageError(command: "quire bench", message: "unknown benchmark '\(target)' (broker, ocr)")
         }
         let rest = Array(args.dropFirst())
         if rest.contains("--help") || rest.contains("-h") { printOut(help); return 0 }

@@ -17,6 +17,7 @@ let usage = """
       call <service> [frame…]
                              send one request and print the reply frames
       bench broker           measure the broker: requests/s and round-trip latency
+      bench ocr DIR          measure OCR end to end vs the tesseract CLI and the raw engine
 
     Options for every command:
       --help, -h             show help for the command
