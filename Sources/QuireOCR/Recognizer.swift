@@ -240,7 +240,9 @@ public final class Recognizer {
                 image = try Image.decode(bytes, format: header.format, page: page, jpegReduction: reduction)
             }
             var declared = image.resolution
-            if let dpi = request.dpi { declared = dpi } else if declared < 70 || declared > 2_400 { declared = configuration.fallbackDPI }
+            // No usable resolution in the file (phone photos, screenshots) and none in the request.
+            let guessed = request.dpi == nil && (declared < 70 || declared > 2_400)
+            if let dpi = request.dpi { declared = dpi } else if guessed { declared = configuration.fallbackDPI }
             declared = max(1, declared / reduction)
             // Low-resolution scans read better at about 300 dpi.
             let uploadedWidth = Double(header.width)
@@ -264,7 +266,10 @@ public final class Recognizer {
                 toUpright = toUpright.then(.mirror(width: uprightWidth))
                 image = try image.flippedHorizontally()
             }
-            image.setResolution(Int((Double(declared) * factor).rounded()))
+            // The fallback only decides the scaling above. Told 300 dpi, Tesseract takes sign-sized letters
+            // for non-text and reads nothing; left unset, it estimates the resolution from the text, as
+            // the CLI does.
+            image.setResolution(guessed ? 0 : Int((Double(declared) * factor).rounded()))
             return Prepared(image: image, scale: actualScale, quarterTurns: turns, mirrored: mirror, toStored: toUpright.inverse)
         } catch {
             throw Self.wire(error)

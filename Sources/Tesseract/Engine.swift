@@ -169,14 +169,23 @@ public final class Engine {
         // Walk symbol by symbol, opening a new element at each level where Tesseract says one begins.
         var blocks: [RecognizedElement] = []
         repeat {
-            if TessPageIteratorIsAtBeginningOf(pageIterator, RIL_BLOCK) != 0 { blocks.append(element(RIL_BLOCK)) }
+            // ResultIterator::IsAtBeginningOf(line, paragraph or block) rewinds a copy of the iterator to
+            // the start of the page and walks forward to the current line: O(words on the page) per
+            // call. Asked for every symbol, that made the walk quadratic (~0.3-0.5 s per A4 page). A line
+            // can only begin where a word begins, a paragraph or block only where a line begins, so
+            // ask in that order and only when the answer can be yes.
+            let wordStart = TessPageIteratorIsAtBeginningOf(pageIterator, RIL_WORD) != 0
+            let lineStart = wordStart && TessPageIteratorIsAtBeginningOf(pageIterator, RIL_TEXTLINE) != 0
+            let paragraphStart = lineStart && TessPageIteratorIsAtBeginningOf(pageIterator, RIL_PARA) != 0
+            let blockStart = paragraphStart && TessPageIteratorIsAtBeginningOf(pageIterator, RIL_BLOCK) != 0
+            if blockStart { blocks.append(element(RIL_BLOCK)) }
             guard !blocks.isEmpty else { continue }
             var block = blocks.removeLast()
-            if TessPageIteratorIsAtBeginningOf(pageIterator, RIL_PARA) != 0 || block.children.isEmpty { block.children.append(element(RIL_PARA)) }
+            if paragraphStart || block.children.isEmpty { block.children.append(element(RIL_PARA)) }
             var paragraph = block.children.removeLast()
-            if TessPageIteratorIsAtBeginningOf(pageIterator, RIL_TEXTLINE) != 0 || paragraph.children.isEmpty { paragraph.children.append(element(RIL_TEXTLINE)) }
+            if lineStart || paragraph.children.isEmpty { paragraph.children.append(element(RIL_TEXTLINE)) }
             var line = paragraph.children.removeLast()
-            if TessPageIteratorIsAtBeginningOf(pageIterator, RIL_WORD) != 0 || line.children.isEmpty { line.children.append(element(RIL_WORD)) }
+            if wordStart || line.children.isEmpty { line.children.append(element(RIL_WORD)) }
             var word = line.children.removeLast()
             word.children.append(element(RIL_SYMBOL))
             line.children.append(word)
