@@ -29,6 +29,15 @@ public struct OCRBenchOptions: Sendable, Equatable {
     public var mode: OCRRequest.Mode = .document
     /// The worker's limits and language packs (also the CLI's `--tessdata-dir`).
     public var configuration = OCRConfiguration()
+    /// Switch the worker's scaling policy off (Quire and the raw engine alike): every image is read at
+    /// its own size, as the CLI reads it. To see what the policy costs or saves.
+    public var noScaling = false {
+        didSet {
+            guard noScaling else { return }
+            configuration.textSizeProbePixels = .max
+            configuration.maxRecognitionPixels = .max
+        }
+    }
     /// The `tesseract` executable; nil skips the CLI.
     public var tesseract: String? = "/usr/bin/tesseract"
     /// One image not answered (or one `tesseract` process not finished) within this fails that image.
@@ -144,12 +153,12 @@ public struct OCRBenchReport: Sendable, Codable, Equatable {
     public var passes: Int
     public var noisyPasses: [Int]
     public var passesUsed: Int
-    /// Quire (and the raw engine, which reads the same way) scale larger images down to this many
-    /// pixels before recognition; the CLI reads them as they are.
-    public var maxRecognitionPixels: Int
-    /// Images larger than that, and the smallest factor one of them is scaled by.
-    public var scaledImages: Int
-    public var smallestRecognitionScale: Double?
+    /// The factors the worker's scaling policy read the images at (Quire and the raw engine read the
+    /// same way; the CLI reads every image at its own size): smallest, median, largest; from the
+    /// raw engine's results.
+    public var recognitionScales: [Double]
+    /// `--no-scaling`: the policy was switched off, every image read at its own size.
+    public var scalingDisabled: Bool
     /// Files left out before measuring and images that failed in a run (at most 50).
     public var problems: [OCRBenchProblem]
     /// Files in the folder that are not images (skipped without a word).
@@ -192,9 +201,13 @@ public struct OCRBenchReport: Sendable, Codable, Equatable {
             passLine += ". vs CLI and vs raw are medians over the passes of the ratio within each pass"
         }
         lines.append(passLine + ".")
-        if scaledImages > 0, let scale = smallestRecognitionScale {
-            lines.append("Scaling: Quire (and so the raw engine) scales images above \(grouped(Double(maxRecognitionPixels))) px down "
-                + "before recognising them: \(scaledImages) of these, by down to ×\(twoDecimals(scale)); the CLI reads them as they are.")
+        if scalingDisabled {
+            lines.append("Scaling: off (--no-scaling): Quire and the raw engine read every image at its own size, as the CLI does.")
+        } else if recognitionScales.count == 3, recognitionScales.contains(where: { abs($0 - 1) > 0.005 }) {
+            let range = recognitionScales[0] == recognitionScales[2] ? "×\(twoDecimals(recognitionScales[0]))"
+                : "×\(twoDecimals(recognitionScales[0]))–×\(twoDecimals(recognitionScales[2])) (median ×\(twoDecimals(recognitionScales[1])))"
+            lines.append("Scaling: the worker's policy had Quire and the raw engine read these images at \(range) of their size; "
+                + "the CLI reads them as they are.")
         }
         if let quire = rows.first(where: { $0.name == "Quire" }) {
             lines.append("Quire: a broker on tcp://127.0.0.1:* and \(workers) OCR worker threads in this process (one ZeroMQ "
@@ -480,10 +493,7 @@ public final class OCRBenchmark: Sendable {
             ompThreadLimit: ProcessInfo.processInfo.environment["OMP_THREAD_LIMIT"] ?? "unset",
             rows: rows.map(\.1), breakdown: breakdown,
             passes: passes.count, noisyPasses: passes.indices.filter { passes[$0].noisy }.map { $0 + 1 },
-            passesUsed: used.count, maxRecognitionPixels: options.configuration.maxRecognitionPixels,
-            scaledImages: images.filter { $0.width * $0.height > options.configuration.maxRecognitionPixels }.count,
-            smallestRecognitionScale: largest.width * largest.height > options.configuration.maxRecognitionPixels
-                ? round2((Double(options.configuration.maxRecognitionPixels) / Double(largest.width * largest.height)).squareRoot()) : nil,
+            passesUsed: used.count, recognitionScales: raw.recognitionScales(), scalingDisabled: options.noScaling,
             problems: all.filter { $0.phase == "scan" } + all.filter { $0.phase != "scan" }.prefix(50),
             nonImageFiles: nonImages, loadAverageBefore: loadBefore, loadAverageAfter: Self.loadAverage())
     }
@@ -1072,6 +1082,13 @@ private final class RawPool {
         var tally = OCRBenchmark.Tally(samples: samples, seconds: max(finished.seconds(since: start), 1e-9), cpu: cpu)
         tally.texts = texts
         return tally
+    }
+
+    /// Smallest, median and largest recognition scale over the images' first results.
+    func recognitionScales() -> [Double] {
+        let scales = shared.results.withLock { $0 }.values.flatMap { $0.pages.map(\.recognitionScale) }.sorted()
+        guard !scales.isEmpty else { return [] }
+        return [scales[0], scales[scales.count / 2], scales[scales.count - 1]].map { ($0 * 100).rounded() / 100 }
     }
 
     /// The median time to encode one image's result to JSON as the OCR handler does, on this thread.

@@ -22,9 +22,14 @@ enum BenchOCRCommand {
                          build is ~6× slower and the comparison would flatter Quire)
           raw engine     N threads, each its own Recognizer, no broker and no sockets: the ceiling
 
+        With --repeat R each pass reads every image each way, the order turning from pass to pass;
+        passes during which other processes kept the machine busy (from /proc/stat) are left out,
+        and vs CLI / vs raw are medians of the ratios within each pass. When an image has its text
+        next to it (NAME.gt.txt), the table says how many of those words each way found.
+
         An image that cannot be read is reported and left out; one that fails in a run is reported
         with its file name. Every wait has a deadline. scripts/bench-images DIR makes a test set
-        (DIR/pages, DIR/lines, DIR/photos).
+        (DIR/pages, DIR/lines, DIR/photos; for photos, --mode text is what apps would ask for).
 
         Options:
           --workers N              OCR workers, CLI processes and engine threads (default 2)
@@ -33,10 +38,9 @@ enum BenchOCRCommand {
                                    DIR is named 'lines', else document
           --languages L            e.g. eng, eng+deu, en [QUIRE_LANGUAGES] (default eng)
           --tessdata DIR           language packs [QUIRE_TESSDATA] (default /usr/share/tesseract-ocr/5/tessdata)
-          --max-recognition-pixels N
-                                   the worker scales larger images down to this many pixels before
-                                   recognising them (6000000, as in production; the CLI never does):
-                                   to see what that policy costs or saves
+          --no-scaling             switch the worker's scaling policy off (for Quire and the raw
+                                   engine): read every image at its own size, as the CLI does, to
+                                   see what the policy costs or saves
           --top-level              only the images directly in DIR, not in its subfolders
           --tesseract PATH         the CLI to compare with (default /usr/bin/tesseract; skipped with a
                                    note when it is not installed)
@@ -54,8 +58,8 @@ enum BenchOCRCommand {
         let command = "quire bench ocr"
         let arguments = try Arguments(command: command, args, valued: [
             "workers", "repeat", "mode", "languages", "tessdata", "tesseract", "request-timeout-ms", "phase-timeout-ms",
-            "log-level", "max-recognition-pixels",
-        ], booleans: ["json", "quiet", "no-cli", "top-level"])
+            "log-level",
+        ], booleans: ["json", "quiet", "no-cli", "top-level", "no-scaling"])
         guard let directory = arguments.positionals.first else {
             throw UsageError(command: command, message: "missing DIR, the folder of images (scripts/bench-images makes one)")
         }
@@ -72,9 +76,7 @@ enum BenchOCRCommand {
         guard !options.languages.isEmpty, !options.languages.contains(where: \.isEmpty) else {
             throw UsageError(command: command, message: "'--languages': name at least one language, e.g. eng or eng+deu")
         }
-        if let v = try arguments.integer("max-recognition-pixels", range: 10_000...1_000_000_000) {
-            options.configuration.maxRecognitionPixels = v
-        }
+        options.noScaling = arguments.flag("no-scaling")
         if let v = try arguments.integer("workers", range: 1...256) { options.workers = v }
         if let v = try arguments.integer("repeat", range: 1...10_000) { options.repeats = v }
         if let mode = arguments.string("mode") {
