@@ -188,7 +188,7 @@ public final class Recognizer {
     /// Decodes one page, turns it upright (EXIF), scales it for recognition and sets its resolution.
     /// The median text-line height of a large page, in uploaded pixels, measured by layout analysis
     /// on a copy of about 1.5 MP; nil when no text line is found at that size (then small text is
-    /// likely and the page is not reduced). Returns the full decode too when it had to make one
+    /// likely and the page is not reduced) or when the file declares a scan's resolution. Returns the full decode too when it had to make one
     /// (not for JPEG, which is probed from a cheap reduced decode).
     func medianLineHeight(_ bytes: [UInt8], header: Image.Header, page: Int, exif: Int, engine: Engine) throws(ImageError) -> (Double?, Image?) {
         let pixels = Double(header.width * header.height)
@@ -203,6 +203,9 @@ public final class Recognizer {
             full = try Image.decode(bytes, format: header.format, page: page)
             probe = full!
         }
+        // A file that declares a scanner's resolution is a scanned document: its text is page-sized and
+        // probing would only cost time. Phone photos and screenshots declare none, or 72 dpi.
+        if probe.resolution >= 150 { return (nil, full) }
         let factor = probeScale * Double(header.width) / Double(probe.width)
         if abs(factor - 1) > 0.01 { probe = try probe.scaled(by: factor) }
         // Lines are found on the upright page: turned text would look like columns.
