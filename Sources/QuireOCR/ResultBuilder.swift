@@ -27,7 +27,7 @@ enum ResultBuilder {
             }
             return seen
         }
-        func clean(_ text: String) -> String { String(text.trimmingWhitespace) }
+        func clean(_ text: String) -> String { text.trimmingCharacters(in: .whitespacesAndNewlines) }
 
         var blocks: [OCRResult.Block] = []
         var allWords: [RecognizedElement] = []
@@ -99,14 +99,5 @@ enum ResultBuilder {
             transform: transform.array, recognitionScale: (scale * 10_000).rounded() / 10_000,
             text: page.text, confidence: confidences.isEmpty ? nil : confidences.reduce(0, +) / Double(confidences.count),
             languages: languages(allWords), blocks: blocks, renderings: renderings)
-    }
-}
-
-extension String {
-    var trimmingWhitespace: Substring {
-        var s = self[...]
-        while let f = s.first, f.isWhitespace { s.removeFirst() }
-        while let l = s.last, l.isWhitespace { s.removeLast() }
-        return s
     }
 }
