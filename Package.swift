@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "QuireBroker", targets: ["QuireBroker"]),
         .library(name: "QuireWorker", targets: ["QuireWorker"]),
         .library(name: "QuireClient", targets: ["QuireClient"]),
+        .library(name: "QuireTokens", targets: ["QuireTokens"]),
     ],
     targets: [
         .systemLibrary(name: "CZeroMQ", providers: [.apt(["libzmq3-dev"])]),
@@ -29,6 +30,7 @@ let package = Package(
         .target(name: "QuireBroker", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport"]),
         .target(name: "QuireWorker", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport"]),
         .target(name: "QuireClient", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport"]),
+        .target(name: "QuireTokens", dependencies: ["CSodium", "QuireWire", "QuireSupport"]),
         .target(name: "Tesseract", dependencies: ["CTesseract", "CHeif"]),
         .target(name: "QuireOCR", dependencies: ["Tesseract", "QuireWire", "QuireWorker", "QuireSupport"]),
         .target(
@@ -38,12 +40,13 @@ let package = Package(
 
         .executableTarget(
             name: "quire",
-            dependencies: ["QuireBroker", "QuireWorker", "QuireClient", "QuireWire", "QuireSupport", "ZeroMQ", "QuireBench", "QuireOCR"]
+            dependencies: ["QuireBroker", "QuireWorker", "QuireClient", "QuireWire", "QuireSupport", "ZeroMQ", "QuireBench", "QuireOCR", "QuireTokens"]
         ),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "QuireWireTests", dependencies: ["QuireWire"]),
         .testTarget(name: "QuireBrokerTests", dependencies: ["QuireBroker", "QuireWire"]),
+        .testTarget(name: "QuireTokensTests", dependencies: ["QuireTokens", "QuireWire", "QuireSupport"]),
         .testTarget(name: "QuireOCRTests", dependencies: ["QuireOCR", "QuireWire", "Tesseract"]),
         .testTarget(
             name: "QuireEndToEndTests",
