@@ -44,6 +44,11 @@ public final class Broker: Sendable {
         try socket.setSendHighWaterMark(100_000)
         try socket.setReceiveHighWaterMark(100_000)
         try socket.setMaxMessageSize(configuration.transportFrameLimit)
+        if let curve = configuration.curve {
+            try ZAPHandler.requireBound(in: context)
+            try socket.setZAPDomain("quire")
+            try socket.setCurveServer(secretKey: curve.secretKey)
+        }
         try socket.bind(configuration.bind)
         let bound = try socket.lastEndpoint
         endpoint.withLock { $0 = bound }

@@ -23,6 +23,9 @@ public struct BrokerConfiguration: Sendable, Equatable {
     public var maxMessageBytes: Int
     /// The most frames one message may have.
     public var maxFrames: Int
+    /// CURVE encryption and client authentication on the broker's socket; `nil`: plain TCP. The
+    /// broker refuses to start with CURVE on unless a ``ZAPHandler`` is bound in its context.
+    public var curve: CurveServerSettings?
 
     public init(
         bind: String = "tcp://*:5555",
@@ -33,7 +36,8 @@ public struct BrokerConfiguration: Sendable, Equatable {
         maxAttempts: Int = 3,
         maxQueuedRequests: Int = 10_000,
         maxMessageBytes: Int = 64 << 20,
-        maxFrames: Int = 64
+        maxFrames: Int = 64,
+        curve: CurveServerSettings? = nil
     ) {
         self.bind = bind
         self.heartbeatInterval = heartbeatInterval
@@ -44,6 +48,7 @@ public struct BrokerConfiguration: Sendable, Equatable {
         self.maxQueuedRequests = maxQueuedRequests
         self.maxMessageBytes = maxMessageBytes
         self.maxFrames = maxFrames
+        self.curve = curve
     }
 
     /// The defaults, overridden by `QUIRE_*` environment variables where set. Values that do not parse

@@ -295,6 +295,7 @@ public final class Worker: Sendable {
         let socket = try Socket(context: context, type: .dealer)
         try socket.setSendHighWaterMark(1_000)
         try socket.setReceiveHighWaterMark(1_000)
+        try socket.applyCurve(configuration.curve)
         try socket.connect(configuration.broker)
         return socket
     }

@@ -1,5 +1,6 @@
 import QuireSupport
 import QuireWire
+import ZeroMQ
 
 /// How a worker finds and talks to its broker.
 public struct WorkerConfiguration: Sendable, Equatable {
@@ -14,6 +15,8 @@ public struct WorkerConfiguration: Sendable, Equatable {
     /// The first pause before reconnecting to a broker that went away; it doubles up to the maximum.
     public var reconnectInitial: Milliseconds
     public var reconnectMax: Milliseconds
+    /// CURVE towards a broker that has it on (`--curve-server-key`, `--curve-key`); `nil`: plain TCP.
+    public var curve: CurveClientSettings?
 
     public init(
         broker: String = "tcp://127.0.0.1:5555",
@@ -21,7 +24,8 @@ public struct WorkerConfiguration: Sendable, Equatable {
         heartbeatInterval: Milliseconds = 2_500,
         heartbeatLiveness: Int = 4,
         reconnectInitial: Milliseconds = 250,
-        reconnectMax: Milliseconds = 8_000
+        reconnectMax: Milliseconds = 8_000,
+        curve: CurveClientSettings? = nil
     ) {
         self.broker = broker
         self.dialect = dialect
@@ -29,6 +33,7 @@ public struct WorkerConfiguration: Sendable, Equatable {
         self.heartbeatLiveness = heartbeatLiveness
         self.reconnectInitial = reconnectInitial
         self.reconnectMax = reconnectMax
+        self.curve = curve
     }
 
     /// The defaults overridden by `QUIRE_BROKER`, `QUIRE_HEARTBEAT_INTERVAL_MS`, `QUIRE_HEARTBEAT_LIVENESS`.
