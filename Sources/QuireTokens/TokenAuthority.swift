@@ -108,12 +108,28 @@ public final class TokenAuthority: Sendable {
 
     /// The reply frame for an `auth.token` request: a ``TokenResponse`` or an RFC 6749 §5.2 error.
     public func handleTokenRequest(_ frame: [UInt8], now: Int64 = epochSeconds()) -> [UInt8] {
+        respond(to: frame, now: now).frame
+    }
+
+    /// The reply frame and, for the log, what happened: grant, client, scope, outcome. The summary
+    /// never holds a secret or a token.
+    public func respond(to frame: [UInt8], now: Int64 = epochSeconds()) -> (frame: [UInt8], summary: [String: String]) {
         guard frame.first == UInt8(ascii: "{"), let request = try? JSONDecoder().decode(TokenRequest.self, from: Data(frame)) else {
-            return WireError(.invalidRequest, "frame 1 must be a JSON object with string members grant_type, client_id, client_secret, scope, audience").jsonFrame
+            let error = WireError(.invalidRequest, "frame 1 must be a JSON object with string members grant_type, client_id, client_secret, scope, audience")
+            return (error.jsonFrame, ["outcome": error.code.rawValue])
         }
+        var summary = ["grant": printable(request.grantType ?? "-")]
+        if let id = request.clientID { summary["client.id"] = printable(id) }
+        if let job = request.job { summary["job.id"] = printable(job) }
         switch issue(request, now: now) {
-        case .success(let response): return response.jsonFrame
-        case .failure(let error): return error.jsonFrame
+        case .success(let response):
+            summary["outcome"] = "issued"
+            summary["scope"] = response.scope
+            summary["expires_in"] = String(response.expiresIn)
+            return (response.jsonFrame, summary)
+        case .failure(let error):
+            summary["outcome"] = error.code.rawValue
+            return (error.jsonFrame, summary)
         }
     }
 

@@ -20,6 +20,10 @@ enum BrokerCommand {
           --max-attempts N              workers that may lose one request in turn [QUIRE_MAX_ATTEMPTS] (3)
           --max-queued N                queued requests per service before 'busy' [QUIRE_MAX_QUEUED_REQUESTS] (10000)
           --max-message-bytes N         largest request accepted [QUIRE_MAX_MESSAGE_BYTES] (67108864)
+          --curve-secret-key FILE       turn CURVE on with this key pair file (quire keys curve) [QUIRE_CURVE_SECRET_KEY]
+          --curve-allow FILE|DIR        client and worker public keys let in: a file with one Z85 key per line,
+                                        or a folder of .pub files [QUIRE_CURVE_ALLOW]. Without it a broker
+                                        with CURVE on refuses to start.
           --log-level LEVEL             [QUIRE_LOG_LEVEL] (info)
         """
 
@@ -27,7 +31,7 @@ enum BrokerCommand {
         if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
         let arguments = try Arguments(command: "quire broker", args, valued: [
             "bind", "heartbeat-interval-ms", "heartbeat-liveness", "busy-worker-timeout-ms", "request-timeout-ms",
-            "max-attempts", "max-queued", "max-message-bytes", "log-level",
+            "max-attempts", "max-queued", "max-message-bytes", "log-level", "curve-secret-key", "curve-allow",
         ])
         guard arguments.positionals.isEmpty else {
             throw UsageError(command: "quire broker", message: "unexpected argument '\(arguments.positionals[0])'")
@@ -47,8 +51,16 @@ enum BrokerCommand {
         if let v = try arguments.integer("max-queued", range: 1...10_000_000) { configuration.maxQueuedRequests = v }
         if let v = try arguments.integer("max-message-bytes", range: 1024...(1 << 31)) { configuration.maxMessageBytes = v }
         let logger = try makeLogger("quire.broker", arguments)
+        let curve = try CurveOptions.server(arguments)
+        if let curve { configuration.curve = CurveServerSettings(secretKey: curve.secretKey, allowedKeys: curve.allowedKeys) }
 
         let context = try Context()
+        var zap: ZAPHandler?
+        if let allowed = curve?.allowedKeys {
+            zap = try ZAPHandler(context: context, allowedKeys: allowed, logger: logger)
+            logger.notice("curve on", metadata: ["server.key": (try? Z85.encode(curve?.publicKey ?? [])) ?? "", "allowed_keys": String(allowed.count)])
+        }
+        defer { withExtendedLifetime(zap) {} }
         let broker = try Broker(configuration: configuration, context: context, logger: logger)
         let signals = SignalWatcher { number in
             logger.notice("signal received; stopping", metadata: ["signal": String(number)])
@@ -60,6 +72,7 @@ enum BrokerCommand {
         } catch {
             logger.error("broker failed", metadata: ["error": error.description])
             printError("quire broker: \(error)")
+            context.terminate()
             return 1
         }
         // The socket is closed: let the goodbyes to clients and workers leave before exiting.

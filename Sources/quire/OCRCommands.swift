@@ -136,13 +136,13 @@ enum RecognizeCommand {
           --broker ENDPOINT      [QUIRE_BROKER] (default tcp://127.0.0.1:5555)
           --in-flight N          requests in flight at once (default 16)
           --timeout-ms N         per attempt [QUIRE_TIMEOUT_MS] (30000)
-        """
+        """ + "\n" + ClientAuth.help
 
     static func run(_ args: [String]) throws -> Int32 {
         if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
-        let arguments = try Arguments(command: "quire recognize", args, valued: [
+        let arguments = try Arguments(command: "quire recognize", args, valued: ClientAuth.options.union([
             "format", "languages", "mode", "pages", "dpi", "broker", "in-flight", "timeout-ms", "log-level",
-        ], booleans: ["auto-orientation"])
+        ]), booleans: ["auto-orientation"])
         let files = arguments.positionals
         guard !files.isEmpty else { throw UsageError(command: "quire recognize", message: "no image files given") }
         let format = arguments.string("format") ?? "json"
@@ -175,6 +175,7 @@ enum RecognizeCommand {
         if let v = arguments.string("broker") { configuration.broker = v }
         if let v = try arguments.integer("timeout-ms", range: 1...86_400_000) { configuration.timeout = Milliseconds(Int64(v)) }
         configuration.maxInFlight = try arguments.integer("in-flight", range: 1...1_024) ?? 16
+        configuration.curve = try CurveOptions.client(arguments)
 
         // Read every input first: a missing file is reported before anything is sent.
         var inputs: [(name: String, bytes: [UInt8])] = []
@@ -189,7 +190,16 @@ enum RecognizeCommand {
                 readFailures += 1
             }
         }
-        let requestFrame = Array(try JSONEncoder().encode(request))
+        var encodedRequest = Array(try JSONEncoder().encode(request))
+        do {
+            if let token = try ClientAuth.token(arguments, configuration: configuration, scope: nil) {
+                encodedRequest = ClientAuth.insert(token, into: encodedRequest)
+            }
+        } catch let error as ClientError {
+            printError("quire recognize: cannot get a token: " + (error.remote.map { String(decoding: $0.jsonFrame, as: UTF8.self) } ?? error.description))
+            return 1
+        }
+        let requestFrame = encodedRequest
         let settings = configuration
         let jobs = inputs
         let progress = ProgressBar(total: jobs.count, enabled: isatty(2) == 1)

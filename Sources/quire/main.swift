@@ -12,10 +12,14 @@ let usage = """
     Commands:
       broker                 run the Majordomo broker (clients and workers connect to it)
       up                     run the whole stack on this machine: broker + OCR workers
-      worker <kind>          run a worker; kinds: ocr, echo
+      worker <kind>          run a worker; kinds: ocr, echo, token
       recognize FILE…        OCR images through the broker and print the results
       call <service> [frame…]
                              send one request and print the reply frames
+      token                  print an access token (or, with --job, a reader token for one job)
+      clients add|list|remove
+                             manage the clients that may get tokens (secrets stored as argon2id hashes)
+      keys rotate|list|curve rotate token signing keys; make CURVE key pairs
       bench broker           measure the broker: requests/s and round-trip latency
       bench ocr DIR          measure OCR end to end vs the tesseract CLI and the raw engine
 
@@ -67,6 +71,12 @@ do {
         status = try RecognizeCommand.run(Array(arguments.dropFirst()))
     case "call":
         status = try CallCommand.run(Array(arguments.dropFirst()))
+    case "token":
+        status = try TokenCommand.run(Array(arguments.dropFirst()))
+    case "clients":
+        status = try ClientsCommand.run(Array(arguments.dropFirst()))
+    case "keys":
+        status = try KeysCommand.run(Array(arguments.dropFirst()))
     case "bench":
         status = try BenchCommand.run(Array(arguments.dropFirst()))
     case let other?:
