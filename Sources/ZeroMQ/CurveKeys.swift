@@ -38,8 +38,10 @@ public enum CurveKeyFiles {
         text.split(whereSeparator: \.isNewline).compactMap { raw in
             let line = raw.trimmingCharacters(in: .whitespaces)
             if line.isEmpty || line.hasPrefix("#") { return nil }
-            let parts = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "=" }).map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }
-                .filter { !$0.isEmpty }
+            // Whitespace separates; '=' is a Z85 character, so it is a separator only on its own
+            // (czmq's `public-key = "…"`).
+            let parts = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+                .filter { !$0.isEmpty && $0 != "=" }
             if parts.count == 1 { return (nil, parts[0]) }
             return (parts[0].lowercased().replacingOccurrences(of: "-key", with: ""), parts.last ?? "")
         }
