@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "QuireOCR", dependencies: ["Tesseract", "QuireWire", "QuireWorker", "QuireSupport"]),
         .target(
             name: "QuireBench",
-            dependencies: ["QuireBroker", "QuireWorker", "QuireClient", "QuireOCR", "Tesseract", "QuireWire", "QuireSupport", "ZeroMQ"]
+            dependencies: ["QuireBroker", "QuireWorker", "QuireClient", "QuireOCR", "Tesseract", "QuireWire", "QuireSupport", "ZeroMQ", "QuireTokens"]
         ),
 
         .executableTarget(

@@ -39,11 +39,12 @@ enum BenchCommand {
     static func run(_ args: [String]) throws -> Int32 {
         guard let target = args.first, !target.hasPrefix("-") else {
             if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
-            throw UsageError(command: "quire bench", message: "missing what to measure (broker, ocr)")
+            throw UsageError(command: "quire bench", message: "missing what to measure (broker, ocr, tokens)")
         }
         if target == "ocr" { return try BenchOCRCommand.run(Array(args.dropFirst())) }
+        if target == "tokens" { return try BenchTokensCommand.run(Array(args.dropFirst())) }
         guard target == "broker" else {
-            throw UsageError(command: "quire bench", message: "unknown benchmark '\(target)' (broker, ocr)")
+            throw UsageError(command: "quire bench", message: "unknown benchmark '\(target)' (broker, ocr, tokens)")
         }
         let rest = Array(args.dropFirst())
         if rest.contains("--help") || rest.contains("-h") { printOut(help); return 0 }

@@ -21,6 +21,7 @@ let usage = """
                              manage the clients that may get tokens (secrets stored as argon2id hashes)
       keys rotate|list|curve rotate token signing keys; make CURVE key pairs
       bench broker           measure the broker: requests/s and round-trip latency
+      bench tokens           measure token minting and verification
       bench ocr DIR          measure OCR end to end vs the tesseract CLI and the raw engine
 
     Options for every command:
