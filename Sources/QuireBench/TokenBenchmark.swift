@@ -28,6 +28,8 @@ public struct TokenBenchReport: Sendable, Codable {
     public var mintPerSecond: Double
     /// One `TokenVerifier.verify` (parse, Ed25519 verify, claims), µs.
     public var verifyMicroseconds: Double
+    /// One `VerifiedTokenCache.verify` of a token seen before, µs.
+    public var cachedVerifyMicroseconds: Double
     /// Tokens per second through the broker (`auth.token` over TCP, cached secret check).
     public var endToEndPerSecond: Double
     public var endToEndWorkers: Int
@@ -40,6 +42,7 @@ public struct TokenBenchReport: Sendable, Codable {
         | argon2id secret check (first token of a client) | \(String(format: "%.1f", argon2idCheckMilliseconds)) ms |
         | tokens minted per second, one thread, in process | \(Int(mintPerSecond)) |
         | one token verify (TokenVerifier.verify) | \(String(format: "%.1f", verifyMicroseconds)) µs |
+        | one token verify, seen before (VerifiedTokenCache) | \(String(format: "%.2f", cachedVerifyMicroseconds)) µs |
         | tokens per second through the broker (auth.token over TCP, \(endToEndWorkers) worker, \(endToEndInFlight) in flight) | \(Int(endToEndPerSecond)) |
 
         Machine: \(machine.processors) × \(machine.cpuModel), \(machine.os), Swift \(machine.swift) (\(machine.buildConfiguration)), libzmq \(machine.libzmq)
@@ -99,11 +102,13 @@ public struct TokenBenchmark {
         let verifier = try authority.verifier()
         let now = epochSeconds()
         let verifies = try rate(options.seconds) { _ = try verifier.verify(token, now: now).get() }
+        var cache = VerifiedTokenCache(verifier: verifier)
+        let cachedVerifies = try rate(options.seconds) { _ = try cache.verify(token, now: now).get() }
 
         progress("minting through the broker")
         let endToEnd = try throughBroker(authority: authority, credentials: credentials)
         return TokenBenchReport(machine: MachineInfo.current(), argon2idCheckMilliseconds: argon, mintPerSecond: mint,
-                                verifyMicroseconds: 1e6 / verifies, endToEndPerSecond: endToEnd,
+                                verifyMicroseconds: 1e6 / verifies, cachedVerifyMicroseconds: 1e6 / cachedVerifies, endToEndPerSecond: endToEnd,
                                 endToEndWorkers: options.workers, endToEndInFlight: options.inFlight)
     }
 

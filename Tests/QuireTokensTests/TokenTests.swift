@@ -417,3 +417,30 @@ struct RateLimiterTests {
         #expect(limiter.trackedKeys == 1)
     }
 }
+
+@Suite("verified-token cache")
+struct VerifiedTokenCacheTests {
+    @Test("hits return the same claims, expiry still applies, failures are not kept, a new JWKS clears it")
+    func cache() throws {
+        let folder = DataFolder()
+        let now: Int64 = 1_800_000_000
+        let authority = try TokenAuthority(dataDirectory: folder.path, now: now)
+        let (client, secret) = try authority.registry.add(name: "c", scopes: ["ocr"], now: now)
+        let token = try authority.issue(.credentials(Credentials(clientID: client.id, clientSecret: secret)), now: now).get().accessToken
+        var cache = VerifiedTokenCache(verifier: try authority.verifier(now: now), capacity: 2)
+        let first = try cache.verify(token, now: now).get()
+        #expect(cache.count == 1)
+        #expect(try cache.verify(token, now: now + 10).get() == first)
+        var tampered = Array(token.utf8)
+        tampered[tampered.count / 2] = tampered[tampered.count / 2] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        #expect(throws: TokenError.self) { try cache.verify(String(decoding: tampered, as: UTF8.self), now: now).get() }
+        #expect(cache.count == 1)
+        #expect(cache.verify(token, now: now + 900 + 30) == .failure(.expired(expiresAt: now + 900)))
+        #expect(cache.count == 0)
+        _ = cache.verify(token, now: now)
+        let stranger = DataFolder()
+        cache.replaceVerifier(try TokenAuthority(dataDirectory: stranger.path, now: now).verifier(now: now))
+        #expect(cache.count == 0)
+        guard case .failure(.unknownKeyID) = cache.verify(token, now: now) else { Issue.record("expected unknownKeyID"); return }
+    }
+}
