@@ -110,6 +110,10 @@ enum KeysCommand {
             let files = try CurveKeyFiles.render(pair)
             if let out = arguments.string("out") {
                 let keyPath = out + ".key"
+                for path in [keyPath, out + ".pub"] where FileManager.default.fileExists(atPath: path) {
+                    printError("quire keys: '\(path)' exists; not overwriting a key")
+                    return 1
+                }
                 guard FileManager.default.createFile(atPath: keyPath, contents: nil, attributes: [.posixPermissions: 0o600]),
                       let handle = FileHandle(forWritingAtPath: keyPath) else {
                     printError("quire keys: cannot write '\(keyPath)'")
