@@ -219,6 +219,11 @@ enum TokenWorker {
         if let v = try arguments.integer("token-ttl-s", range: 1...86_400) ?? ttl {
             configuration = TokenAuthorityConfiguration(issuer: configuration.issuer, audience: configuration.audience, tokenLifetime: Int64(v))
         }
+        return try services(dataDirectory: directory, configuration: configuration, logger: logger)
+    }
+
+    /// The token worker's two services over one data folder (`quire up` runs them in process).
+    static func services(dataDirectory directory: String, configuration: TokenAuthorityConfiguration, logger: Logger) throws -> [WorkerService] {
         let authority = try TokenAuthority(dataDirectory: directory, configuration: configuration)
         logger.notice("token worker ready", metadata: [
             "data": directory, "issuer": configuration.issuer, "audience": configuration.audience,
