@@ -26,7 +26,7 @@ let package = Package(
         .target(name: "QuireSupport"),
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
         .target(name: "QuireWire"),
-        .target(name: "QuireBroker", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport"]),
+        .target(name: "QuireBroker", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport", "CSQLite"]),
         .target(name: "QuireWorker", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport"]),
         .target(name: "QuireClient", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport"]),
         .target(name: "Tesseract", dependencies: ["CTesseract", "CHeif"]),

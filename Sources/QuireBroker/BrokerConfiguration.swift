@@ -23,6 +23,8 @@ public struct BrokerConfiguration: Sendable, Equatable {
     public var maxMessageBytes: Int
     /// The most frames one message may have.
     public var maxFrames: Int
+    /// Durable jobs (`titanic.*`): on when a data folder is given.
+    public var jobs: JobConfiguration?
 
     public init(
         bind: String = "tcp://*:5555",
@@ -33,7 +35,8 @@ public struct BrokerConfiguration: Sendable, Equatable {
         maxAttempts: Int = 3,
         maxQueuedRequests: Int = 10_000,
         maxMessageBytes: Int = 64 << 20,
-        maxFrames: Int = 64
+        maxFrames: Int = 64,
+        jobs: JobConfiguration? = nil
     ) {
         self.bind = bind
         self.heartbeatInterval = heartbeatInterval
@@ -44,6 +47,7 @@ public struct BrokerConfiguration: Sendable, Equatable {
         self.maxQueuedRequests = maxQueuedRequests
         self.maxMessageBytes = maxMessageBytes
         self.maxFrames = maxFrames
+        self.jobs = jobs
     }
 
     /// The defaults, overridden by `QUIRE_*` environment variables where set. Values that do not parse
@@ -59,6 +63,7 @@ public struct BrokerConfiguration: Sendable, Equatable {
         if let v = try reader.integer("QUIRE_MAX_ATTEMPTS", range: 1...100) { maxAttempts = v }
         if let v = try reader.integer("QUIRE_MAX_QUEUED_REQUESTS", range: 1...10_000_000) { maxQueuedRequests = v }
         if let v = try reader.integer("QUIRE_MAX_MESSAGE_BYTES", range: 1024...(1 << 31)) { maxMessageBytes = v }
+        jobs = try JobConfiguration(environment: environment)
     }
 
     /// The hard per-frame limit given to libzmq (`ZMQ_MAXMSGSIZE`): above the broker's own limit so that

@@ -21,13 +21,20 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
         case unknownLanguage = "unknown_language"
         case engineFailure = "engine_failure"
         case `internal`
+        case unknownJob = "unknown_job"
+        case unknownService = "unknown_service"
+        case storageFailure = "storage_failure"
+        case jobDead = "job_dead"
+        case jobCancelled = "job_cancelled"
+        case deadlineExceeded = "deadline_exceeded"
 
         /// Whether a request failing with this code may succeed when sent again later.
         public var isRetryableByDefault: Bool {
             switch self {
-            case .busy, .serviceUnavailable, .timeout, .workerLost, .shuttingDown: true
+            case .busy, .serviceUnavailable, .timeout, .workerLost, .shuttingDown, .storageFailure: true
             case .badRequest, .invalidJSON, .tooLarge, .internal, .notAnImage, .unsupportedFormat, .corruptImage,
-                 .tooManyPixels, .tooManyPages, .unknownLanguage, .engineFailure: false
+                 .tooManyPixels, .tooManyPages, .unknownLanguage, .engineFailure, .unknownJob, .unknownService,
+                 .jobDead, .jobCancelled, .deadlineExceeded: false
             }
         }
     }
@@ -54,13 +61,18 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
         var error: Body
     }
 
-    private struct Body: Codable {
-        var code: String
-        var message: String
-        var retryable: Bool
-        var service: String?
-        var attempts: Int?
-        var limit: Int?
+    /// The error object inside the envelope, as it appears embedded in other bodies (a job's status).
+    public struct Body: Codable, Sendable, Equatable {
+        public var code: String
+        public var message: String
+        public var retryable: Bool
+        public var service: String?
+        public var attempts: Int?
+        public var limit: Int?
+    }
+
+    public var body: Body {
+        Body(code: code.rawValue, message: message, retryable: retryable, service: service, attempts: attempts, limit: limit)
     }
 
     /// The JSON frame for this error.
