@@ -153,14 +153,15 @@ public struct BrokerEnvelope: Sendable, Equatable {
             if let members = job as? [String: Any], let unknown = members.keys.sorted().first(where: { !known.contains($0) }) {
                 return .failure(WireError(.badRequest, "unknown job option '\(unknown)'"))
             }
-            guard let data = try? JSONSerialization.data(withJSONObject: job),
-                  job is [String: Any],
+            // `JSONSerialization.data` traps on anything but an array or object: test the type first.
+            guard job is [String: Any], JSONSerialization.isValidJSONObject(job),
+                  let data = try? JSONSerialization.data(withJSONObject: job),
                   let options = try? JSONDecoder().decode(JobOptions.self, from: data) else {
                 return .failure(WireError(.badRequest, "'job' must be an object with priority, idempotencyKey, deadlineMs, maxAttempts, resultTtlSeconds"))
             }
             envelope.job = options
         }
-        guard let rest = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
+        guard JSONSerialization.isValidJSONObject(object), let rest = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
             return .failure(WireError(.invalidJSON, "the first frame could not be re-encoded"))
         }
         return .success((envelope, Array(rest)))

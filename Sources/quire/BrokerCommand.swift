@@ -30,6 +30,8 @@ enum BrokerCommand {
           --job-retry-ms N              first retry backoff, doubling, jittered, up to 60 s [QUIRE_JOB_RETRY_MS] (1000)
           --job-lease-ms N              longest one attempt may run [QUIRE_JOB_LEASE_MS] (600000)
           --result-ttl-s N              results kept this long by default [QUIRE_RESULT_TTL_S] (86400)
+          --max-store-bytes N           cap on the job store's size; past it, '500 storage_failure'
+                                        [QUIRE_MAX_STORE_BYTES] (none: the disk is the limit)
           --job-services A,B            services jobs may name before a worker for them has been seen
                                         [QUIRE_JOB_SERVICES] (none; services seen once are remembered)
         """
@@ -81,7 +83,7 @@ enum BrokerCommand {
 }
 
 /// The durable-job options `quire broker` and `quire up` share.
-let jobOptionNames: Set<String> = ["data", "max-jobs", "max-job-bytes", "job-attempts", "job-retry-ms", "job-lease-ms", "result-ttl-s", "job-services"]
+let jobOptionNames: Set<String> = ["data", "max-jobs", "max-job-bytes", "job-attempts", "job-retry-ms", "job-lease-ms", "result-ttl-s", "job-services", "max-store-bytes"]
 
 /// `base` (from the environment) with the flags applied; `nil` when no data folder is named anywhere.
 func jobConfiguration(_ arguments: Arguments, base: JobConfiguration?, defaultDirectory: String? = nil) throws(UsageError) -> JobConfiguration? {
@@ -102,6 +104,7 @@ func jobConfiguration(_ arguments: Arguments, base: JobConfiguration?, defaultDi
     if let v = try arguments.integer("job-attempts", range: 1...20) { jobs.defaultMaxAttempts = v }
     if let v = try arguments.integer("job-retry-ms", range: 1...3_600_000) { jobs.retryBase = Milliseconds(Int64(v)) }
     if let v = try arguments.integer("job-lease-ms", range: 1...86_400_000) { jobs.lease = Milliseconds(Int64(v)) }
+    if let v = try arguments.integer("max-store-bytes", range: 65_536...(1 << 50)) { jobs.maxStoreBytes = v }
     if let v = try arguments.integer("result-ttl-s", range: 1...2_592_000) { jobs.defaultResultTTL = Milliseconds(Int64(v) * 1_000) }
     if let v = arguments.string("job-services") {
         jobs.services = Set(v.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })

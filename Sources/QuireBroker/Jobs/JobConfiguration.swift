@@ -30,6 +30,9 @@ public struct JobConfiguration: Sendable, Equatable {
     public var sweepInterval: Milliseconds
     /// The longest `titanic.reply` may be held waiting for a result (`waitMs`).
     public var maxWait: Milliseconds
+    /// A ceiling on the store's file size (SQLite's `max_page_count`); past it writes fail as on a full
+    /// disk, and submitters get `500 storage_failure`. `nil`: the disk is the limit.
+    public var maxStoreBytes: Int?
 
     public init(
         directory: String,
@@ -43,7 +46,8 @@ public struct JobConfiguration: Sendable, Equatable {
         retryCap: Milliseconds = 60_000,
         lease: Milliseconds = 600_000,
         sweepInterval: Milliseconds = 10_000,
-        maxWait: Milliseconds = 60_000
+        maxWait: Milliseconds = 60_000,
+        maxStoreBytes: Int? = nil
     ) {
         self.directory = directory
         self.services = services
@@ -57,6 +61,7 @@ public struct JobConfiguration: Sendable, Equatable {
         self.lease = lease
         self.sweepInterval = sweepInterval
         self.maxWait = maxWait
+        self.maxStoreBytes = maxStoreBytes
     }
 
     /// `QUIRE_DATA` names the folder; without it, `nil` (no durable jobs). Other `QUIRE_JOB_*` variables
@@ -75,6 +80,7 @@ public struct JobConfiguration: Sendable, Equatable {
         if let v = try reader.integer("QUIRE_JOB_ATTEMPTS", range: 1...20) { defaultMaxAttempts = v }
         if let v = try reader.milliseconds("QUIRE_JOB_RETRY_MS") { retryBase = v }
         if let v = try reader.milliseconds("QUIRE_JOB_LEASE_MS") { lease = v }
+        if let v = try reader.integer("QUIRE_MAX_STORE_BYTES", range: 65_536...(1 << 50)) { maxStoreBytes = v }
         if let v = try reader.integer("QUIRE_RESULT_TTL_S", range: 1...2_592_000) { defaultResultTTL = Milliseconds(Int64(v) * 1_000) }
         if let v = reader.string("QUIRE_JOB_SERVICES") {
             services = Set(v.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })

@@ -42,7 +42,7 @@ final class JobManager {
     init(configuration: JobConfiguration, logger: Logger, now: Int64) throws(JobStoreError) {
         self.configuration = configuration
         self.logger = logger
-        store = try JobStore(directory: configuration.directory)
+        store = try JobStore(directory: configuration.directory, maxBytes: configuration.maxStoreBytes)
         do {
             let recovered = try store.batch { () throws(SQLiteError) in try store.recover(now: now) }
             knownServices = Set(try store.knownServices())
@@ -408,7 +408,7 @@ final class JobManager {
                 for insert in inserts {
                     if active.removeValue(forKey: insert.record.id) != nil { activeBytes -= insert.record.requestBytes }
                     actions += state.reply(to: insert.peer, dialect: insert.dialect, service: Titanic.request,
-                                           body: [Array("500 storage".utf8), wire.jsonFrame])
+                                           body: [Array("500 storage_failure".utf8), wire.jsonFrame])
                 }
                 // Changes to jobs that did not reach the disk: keep the jobs active so that they are
                 // tried again; a restart recovers them from what the disk holds.

@@ -127,7 +127,7 @@ final class JobStore {
     private(set) var lastSequence: Int64 = 0
 
     /// Opens (creating when needed) the store in `directory`, and migrates it to the current schema.
-    init(directory: String) throws(JobStoreError) {
+    init(directory: String, maxBytes: Int? = nil) throws(JobStoreError) {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
@@ -140,6 +140,10 @@ final class JobStore {
             try database.execute("PRAGMA journal_mode=WAL")
             try database.execute("PRAGMA synchronous=FULL")
             try migrate()
+            if let maxBytes {
+                let pageSize = try database.scalarInt("PRAGMA page_size") ?? 4_096
+                try database.execute("PRAGMA max_page_count = \(max(16, Int64(maxBytes) / pageSize))")
+            }
             lastSequence = try database.scalarInt("SELECT COALESCE(MAX(sequence), 0) FROM jobs") ?? 0
         } catch {
             throw JobStoreError(error)
