@@ -271,7 +271,7 @@ public final class BrokerBenchmark: Sendable {
 
 /// Workers and clients against one broker, torn down in order whatever happened: stop the workers,
 /// stop the broker, close the clients, terminate the contexts. Owned by the benchmark's thread.
-private final class Rig {
+final class Rig {
     let logger: Logger
     var workers: [Worker] = []
     var workerThreads: [BenchThread] = []

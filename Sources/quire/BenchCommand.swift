@@ -39,11 +39,12 @@ enum BenchCommand {
     static func run(_ args: [String]) throws -> Int32 {
         guard let target = args.first, !target.hasPrefix("-") else {
             if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
-            throw UsageError(command: "quire bench", message: "missing what to measure (broker, ocr)")
+            throw UsageError(command: "quire bench", message: "missing what to measure (broker, ocr, jobs)")
         }
         if target == "ocr" { return try BenchOCRCommand.run(Array(args.dropFirst())) }
+        if target == "jobs" { return try BenchJobsCommand.run(Array(args.dropFirst())) }
         guard target == "broker" else {
-            throw UsageError(command: "quire bench", message: "unknown benchmark '\(target)' (broker, ocr)")
+            throw UsageError(command: "quire bench", message: "unknown benchmark '\(target)' (broker, ocr, jobs)")
         }
         let rest = Array(args.dropFirst())
         if rest.contains("--help") || rest.contains("-h") { printOut(help); return 0 }
@@ -100,5 +101,65 @@ enum BenchCommand {
         }
         printOut(arguments.flag("json") ? report.json() : report.markdown())
         return 0
+    }
+}
+
+enum BenchJobsCommand {
+    static let help = """
+        Usage: quire bench jobs [options]
+
+        Measures durable jobs in one process over TCP loopback: a broker with its SQLite job store (in
+        a temporary folder unless --data is given), echo workers draining the jobs, and a client.
+        First pipelined submissions (each acknowledged only once committed with fsync) for
+        submits/s, then jobs one at a time for the time from submission to result. Prints a Markdown
+        table for the README. Build with -c release before measuring.
+
+        Options:
+          --submits N            submissions in the throughput run (3000)
+          --payload-bytes N      bytes of each job's body (100000)
+          --in-flight N          submissions outstanding at once (64)
+          --workers N            echo workers draining the jobs meanwhile (2; 0 for none)
+          --latency-jobs N       jobs for the submit-to-result percentiles (200)
+          --data DIR             keep the store in DIR (default: a temporary folder, deleted after)
+          --json                 print JSON instead of the table
+          --quiet                no progress lines on standard error
+          --log-level LEVEL      [QUIRE_LOG_LEVEL] (warning)
+        """
+
+    static func run(_ args: [String]) throws -> Int32 {
+        if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
+        let command = "quire bench jobs"
+        let arguments = try Arguments(command: command, args, valued: [
+            "submits", "payload-bytes", "in-flight", "workers", "latency-jobs", "data", "log-level",
+        ], booleans: ["json", "quiet"])
+        guard arguments.positionals.isEmpty else {
+            throw UsageError(command: command, message: "unexpected argument '\(arguments.positionals[0])'")
+        }
+        var options = JobsBenchOptions()
+        if let v = try arguments.integer("submits", range: 1...10_000_000) { options.submits = v }
+        if let v = try arguments.integer("payload-bytes", range: 1...(16 << 20)) { options.payloadBytes = v }
+        if let v = try arguments.integer("in-flight", range: 1...4_096) { options.inFlight = v }
+        if let v = try arguments.integer("workers", range: 0...256) { options.workers = v }
+        if let v = try arguments.integer("latency-jobs", range: 1...1_000_000) { options.latencyJobs = v }
+        options.directory = arguments.string("data")
+        if options.workers == 0 && options.latencyJobs > 0 {
+            throw UsageError(command: command, message: "the latency run needs at least one worker (--workers)")
+        }
+        let levelName = arguments.string("log-level") ?? ProcessInfo.processInfo.environment["QUIRE_LOG_LEVEL"] ?? "warning"
+        guard let level = Logger.Level(name: levelName) else {
+            throw UsageError(command: command, message: "unknown log level '\(levelName)'")
+        }
+        let quiet = arguments.flag("quiet")
+        let benchmark = JobsBenchmark(options: options, logger: Logger(label: "quire.bench", level: level)) { line in
+            if !quiet { printError("bench: " + line) }
+        }
+        do {
+            let report = try benchmark.run()
+            printOut(arguments.flag("json") ? report.json() : report.markdown())
+            return 0
+        } catch {
+            printError("\(command): \(error)")
+            return 1
+        }
     }
 }
