@@ -15,8 +15,12 @@ public struct JobsBenchOptions: Sendable, Equatable {
     public var payloadBytes = 100_000
     /// Submissions outstanding at once.
     public var inFlight = 64
-    /// Echo workers draining the jobs while they are submitted (as in production), or 0 for none.
+    /// Echo workers for the latency run.
     public var workers = 2
+    /// Let the echo workers drain the throughput run's jobs as they come (their 100 KB replies are
+    /// stored too, doubling the writes). By default those jobs go to a service no worker serves, so the
+    /// run measures submissions alone, as when OCR workers (about one page per second each) lag far behind.
+    public var drain = false
     /// Jobs submitted one at a time, each awaited, for the submit-to-result percentiles.
     public var latencyJobs = 200
     /// The store's folder; a fresh temporary one (deleted afterwards) when `nil`.
@@ -32,6 +36,7 @@ public struct JobsBenchReport: Sendable, Codable, Equatable {
     public var payloadBytes: Int
     public var inFlight: Int
     public var workers: Int
+    public var drain: Bool
     public var submits: Int
     public var seconds: Double
     public var submitsPerSecond: Double
@@ -49,11 +54,11 @@ public struct JobsBenchReport: Sendable, Codable, Equatable {
     public func markdown() -> String {
         func f(_ value: Double) -> String { String(format: "%.0f", value) }
         return """
-            | durable jobs (\(payloadBytes / 1_000) KB bodies, \(workers) echo workers) | value |
+            | durable jobs (\(payloadBytes / 1_000) KB bodies) | value |
             | --- | ---: |
-            | submits/s, \(inFlight) in flight (\(submits) jobs, fsync per commit) | \(f(submitsPerSecond)) (\(String(format: "%.1f", megabytesPerSecond)) MB/s) |
+            | submits/s, \(inFlight) in flight (\(submits) jobs\(drain ? ", \(workers) echo workers draining" : "")) | \(f(submitsPerSecond)) (\(String(format: "%.1f", megabytesPerSecond)) MB/s) |
             | one submit at low load, p50 / p99 | \(f(submitP50Microseconds)) µs / \(f(submitP99Microseconds)) µs |
-            | submit → result at low load, p50 / p90 / p99 (\(latencyJobs) jobs) | \(f(resultP50Microseconds)) µs / \(f(resultP90Microseconds)) µs / \(f(resultP99Microseconds)) µs |
+            | submit → result at low load, \(workers) echo workers, p50 / p90 / p99 (\(latencyJobs) jobs) | \(f(resultP50Microseconds)) µs / \(f(resultP90Microseconds)) µs / \(f(resultP99Microseconds)) µs |
             | store size afterwards | \(storeBytes / 1_000_000) MB |
 
             Machine: \(machine.summary).
@@ -91,7 +96,7 @@ public final class JobsBenchmark: Sendable {
         let context = try Context()
         rig.contexts.append(context)
         var configuration = BrokerConfiguration(bind: "tcp://127.0.0.1:*")
-        configuration.jobs = JobConfiguration(directory: directory, services: ["echo"])
+        configuration.jobs = JobConfiguration(directory: directory, services: ["echo", "bench.sink"])
         let broker = try Broker(configuration: configuration, context: context, logger: logger)
         let bound = DispatchSemaphore(value: 0)
         progress("starting the broker with its job store in \(directory)")
@@ -120,7 +125,7 @@ public final class JobsBenchmark: Sendable {
         rig.clients.append(client)
 
         let payload = (0..<options.payloadBytes).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
-        let body: [[UInt8]] = [Array("echo".utf8), payload]
+        let body: [[UInt8]] = [Array((options.drain ? "echo" : "bench.sink").utf8), payload]
         let submits = options.submits
         let inFlight = options.inFlight
 
@@ -151,7 +156,7 @@ public final class JobsBenchmark: Sendable {
                                             context: clientContext)
         rig.clients.append(latencyClient)
         let latencyJobs = options.latencyJobs
-        let small = body
+        let small: [[UInt8]] = [Array("echo".utf8), payload]
         let (submitSamples, resultSamples) = try awaitBlocking("the latency run", timeout: options.phaseTimeout) {
             // The backlog from the first run must drain first, or it would be measured too.
             var idle = false
@@ -184,7 +189,7 @@ public final class JobsBenchmark: Sendable {
             storeBytes += size
         }
         return JobsBenchReport(
-            machine: MachineInfo.current(), payloadBytes: options.payloadBytes, inFlight: inFlight, workers: options.workers,
+            machine: MachineInfo.current(), payloadBytes: options.payloadBytes, inFlight: inFlight, workers: options.workers, drain: options.drain,
             submits: completed, seconds: (seconds * 1_000).rounded() / 1_000, submitsPerSecond: (Double(completed) / seconds).rounded(),
             megabytesPerSecond: Double(completed * options.payloadBytes) / seconds / 1e6,
             submitP50Microseconds: submitLatency.p50.rounded(), submitP99Microseconds: submitLatency.p99.rounded(),

@@ -118,7 +118,10 @@ enum BenchJobsCommand {
           --submits N            submissions in the throughput run (3000)
           --payload-bytes N      bytes of each job's body (100000)
           --in-flight N          submissions outstanding at once (64)
-          --workers N            echo workers draining the jobs meanwhile (2; 0 for none)
+          --workers N            echo workers for the latency run (2)
+          --drain                let the workers drain the throughput run's jobs as they come (their
+                                 replies are stored too); by default those jobs go to a service with
+                                 no worker, so the run measures submissions alone
           --latency-jobs N       jobs for the submit-to-result percentiles (200)
           --data DIR             keep the store in DIR (default: a temporary folder, deleted after)
           --json                 print JSON instead of the table
@@ -131,20 +134,18 @@ enum BenchJobsCommand {
         let command = "quire bench jobs"
         let arguments = try Arguments(command: command, args, valued: [
             "submits", "payload-bytes", "in-flight", "workers", "latency-jobs", "data", "log-level",
-        ], booleans: ["json", "quiet"])
+        ], booleans: ["json", "quiet", "drain"])
         guard arguments.positionals.isEmpty else {
             throw UsageError(command: command, message: "unexpected argument '\(arguments.positionals[0])'")
         }
         var options = JobsBenchOptions()
+        options.drain = arguments.flag("drain")
         if let v = try arguments.integer("submits", range: 1...10_000_000) { options.submits = v }
         if let v = try arguments.integer("payload-bytes", range: 1...(16 << 20)) { options.payloadBytes = v }
         if let v = try arguments.integer("in-flight", range: 1...4_096) { options.inFlight = v }
-        if let v = try arguments.integer("workers", range: 0...256) { options.workers = v }
+        if let v = try arguments.integer("workers", range: 1...256) { options.workers = v }
         if let v = try arguments.integer("latency-jobs", range: 1...1_000_000) { options.latencyJobs = v }
         options.directory = arguments.string("data")
-        if options.workers == 0 && options.latencyJobs > 0 {
-            throw UsageError(command: command, message: "the latency run needs at least one worker (--workers)")
-        }
         let levelName = arguments.string("log-level") ?? ProcessInfo.processInfo.environment["QUIRE_LOG_LEVEL"] ?? "warning"
         guard let level = Logger.Level(name: levelName) else {
             throw UsageError(command: command, message: "unknown log level '\(levelName)'")
