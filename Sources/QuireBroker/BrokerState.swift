@@ -41,6 +41,8 @@ public struct BrokerCounters: Sendable, Equatable {
 public struct BrokerState: Sendable {
     public let configuration: BrokerConfiguration
     public private(set) var counters = BrokerCounters()
+    /// Figures for the stats socket (`BrokerStatistics.swift`); the broker loop sets its start time.
+    public var statistics = BrokerStatistics()
 
     struct Worker: Sendable {
         let identity: [UInt8]
@@ -162,6 +164,7 @@ public struct BrokerState: Sendable {
             enqueue(client: peer, dialect: dialect, service: service, body: body, now: now, into: &actions)
 
         case .success(.worker(let dialect, let command)):
+            statistics.workerMessage(peer, command: command, frames: frames, now: now)
             workerMessage(peer: peer, dialect: dialect, command: command, now: now, into: &actions)
         }
     }
@@ -201,6 +204,7 @@ public struct BrokerState: Sendable {
         nextRequestID &+= 1
         record.queue.append(request)
         services[service] = record
+        statistics.requestQueued(id: request.id, service: service, body: body, now: now)
         dispatch(service: service, now: now, into: &actions)
     }
 
@@ -264,12 +268,14 @@ public struct BrokerState: Sendable {
                 return
             }
             if kind == .partial {
+                statistics.partialForwarded(service: request.service, body: body)
                 if let frames = MajordomoCodec.clientReply(request.clientDialect, .partial, service: request.service, body: body) {
                     send(request.client, frames, into: &actions)
                 }
                 return
             }
             inFlight[requestID] = nil
+            statistics.requestCompleted(id: requestID, service: request.service, worker: peer, body: body, now: now)
             counters.repliesSent += 1
             if let frames = MajordomoCodec.clientReply(request.clientDialect, .final, service: request.service, body: body) {
                 send(request.client, frames, into: &actions)
@@ -299,6 +305,7 @@ public struct BrokerState: Sendable {
         record.workerCount += 1
         record.idle.append(peer)
         services[service] = record
+        statistics.workerJoined(peer, service: service, now: now)
         actions.append(.log(.info, "worker ready", ["peer": hex(peer), "service": service, "dialect": dialect.rawValue]))
         dispatch(service: service, now: now, into: &actions)
     }
@@ -313,6 +320,7 @@ public struct BrokerState: Sendable {
     /// `worker_lost` when its attempts are used up.
     private mutating func removeWorker(_ peer: [UInt8], now: Instant, into actions: inout [BrokerAction], disconnect: Bool) {
         guard let worker = workers.removeValue(forKey: peer) else { return }
+        statistics.workerLost(peer, service: worker.service, dropped: disconnect)
         if disconnect {
             send(peer, MajordomoCodec.workerDisconnect(worker.dialect), into: &actions)
             counters.workersDisconnected += 1
@@ -323,11 +331,13 @@ public struct BrokerState: Sendable {
         services[worker.service] = record
         if let requestID = worker.request, var request = inFlight.removeValue(forKey: requestID) {
             if request.attempts >= configuration.maxAttempts {
+                statistics.requestAbandoned(id: requestID)
                 replyError(to: request.client, dialect: request.clientDialect, service: request.service,
                            WireError(.workerLost, "\(request.attempts) workers lost the request in turn",
                                      service: request.service, attempts: request.attempts), into: &actions)
             } else {
                 counters.requestsRequeued += 1
+                statistics.requestRequeued(id: request.id, service: request.service, now: now)
                 request.deadline = now + configuration.requestTimeout
                 services[worker.service, default: Service()].queue.prepend(request)
                 actions.append(.log(.info, "requeued a request its worker lost", ["service": request.service, "attempts": String(request.attempts)]))
@@ -349,6 +359,7 @@ public struct BrokerState: Sendable {
             workers[identity] = worker
             send(identity, MajordomoCodec.workerRequest(worker.dialect, address: Self.address(of: request.id), body: request.body), into: &actions)
             inFlight[request.id] = request
+            statistics.requestDispatched(id: request.id, service: service, now: now)
         }
         services[service] = record
     }
@@ -387,6 +398,7 @@ public struct BrokerState: Sendable {
             if expired.isEmpty { continue }
             services[name] = record
             for request in expired {
+                statistics.requestAbandoned(id: request.id)
                 let error = record.workerCount == 0
                     ? WireError(.serviceUnavailable, "no worker for service '\(name)' took the request within \(configuration.requestTimeout.value) ms", service: name)
                     : WireError(.timeout, "the request waited \(configuration.requestTimeout.value) ms in the queue for '\(name)'", service: name)
@@ -420,6 +432,7 @@ public struct BrokerState: Sendable {
 
     private mutating func replyError(to client: [UInt8], dialect: Dialect, service: String, _ error: WireError, into actions: inout [BrokerAction]) {
         count(error.code)
+        statistics.errorSent(service: service, code: error.code)
         if let frames = MajordomoCodec.clientReply(dialect, .final, service: service, body: [error.jsonFrame]) {
             send(client, frames, into: &actions)
         }
