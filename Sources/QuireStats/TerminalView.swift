@@ -66,7 +66,8 @@ public struct TerminalView: Sendable {
         }
 
         // Services.
-        lines.append(Self.row(["SERVICE", "QUEUE", "IDLE", "BUSY", "DONE/S", "DONE", "FAIL", "REJ", "WAIT50", "WAIT99", "RUN50", "RUN99"]))
+        lines.append(String(repeating: " ", count: 55) + "----- WAIT  ------ RUN")
+        lines.append(Self.row(["SERVICE", "QUEUE", "IDLE", "BUSY", "DONE/S", "DONE", "FAIL", "REJ", "p50", "p99", "p50", "p99"]))
         let previousByName = Dictionary((previous?.services ?? []).map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         let seconds = previous.map { Double(s.timeMs - $0.timeMs) / 1000 } ?? 0
         var serviceRows: [String] = []
@@ -94,7 +95,7 @@ public struct TerminalView: Sendable {
         workerRows.append(Self.workerRow(["ID", "SERVICE", "STATE", "JOBS", "LAST HB", "RSS", "ENGINE", "DIALECT"]))
         for worker in s.workers {
             workerRows.append(Self.workerRow([
-                String(worker.id.prefix(8)), worker.service, worker.state, Self.count(worker.jobsDone),
+                String(worker.id.suffix(8)), worker.service, worker.state, Self.count(worker.jobsDone),
                 Self.duration(worker.lastHeartbeatSecondsAgo) + " ago",
                 worker.report.map { Self.bytes($0.rssBytes) } ?? "-",
                 worker.report.map { Self.duration($0.engineSeconds) } ?? "-",
@@ -136,9 +137,15 @@ public struct TerminalView: Sendable {
         var line = ""
         for (index, cell) in cells.enumerated() where index < widths.count {
             let w = widths[index]
-            let text = cell.count > w - (index == 0 ? 1 : 1) ? String(cell.prefix(max(1, w - 2))) + "…" : cell
-            let pad = String(repeating: " ", count: max(0, w - text.count))
-            line += leftAligned.contains(index) ? text + pad : pad + text
+            // Every cell leaves one column free to separate it from its neighbours.
+            let text = cell.count > w - 1 ? String(cell.prefix(max(1, w - 2))) + "…" : cell
+            if !leftAligned.contains(index) {
+                line += String(repeating: " ", count: max(0, w - text.count)) + text
+            } else if index == 0 {
+                line += text + String(repeating: " ", count: max(0, w - text.count))
+            } else {
+                line += " " + text + String(repeating: " ", count: max(0, w - 1 - text.count))
+            }
         }
         return line
     }

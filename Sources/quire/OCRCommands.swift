@@ -47,12 +47,13 @@ enum UpCommand {
           --threads N            OCR worker threads [QUIRE_THREADS] (default: one per core)
           --tessdata DIR         language packs [QUIRE_TESSDATA] (default /usr/share/tesseract-ocr/5/tessdata)
           --languages L          default languages, e.g. eng+deu [QUIRE_LANGUAGES] (default eng)
+          --stats ENDPOINT       the stats PUB socket [QUIRE_STATS_BIND] (default tcp://127.0.0.1:5556; 'off': none)
           --log-level LEVEL      [QUIRE_LOG_LEVEL] (info)
         """
 
     static func run(_ args: [String]) throws -> Int32 {
         if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
-        let arguments = try Arguments(command: "quire up", args, valued: ["bind", "threads", "tessdata", "languages", "log-level"])
+        let arguments = try Arguments(command: "quire up", args, valued: ["bind", "threads", "tessdata", "languages", "log-level", "stats"])
         guard arguments.positionals.isEmpty else {
             throw UsageError(command: "quire up", message: "unexpected argument '\(arguments.positionals[0])'")
         }
@@ -62,6 +63,8 @@ enum UpCommand {
             throw UsageError(command: "quire up", message: error.description)
         }
         brokerConfiguration.bind = arguments.string("bind") ?? environment["QUIRE_BIND"] ?? "tcp://127.0.0.1:5555"
+        let stats = arguments.string("stats") ?? brokerConfiguration.statsBind ?? "tcp://127.0.0.1:5556"
+        brokerConfiguration.statsBind = stats == "off" ? nil : stats
         let threads = try arguments.integer("threads", range: 1...256)
             ?? Int(environment["QUIRE_THREADS"] ?? "") ?? ProcessInfo.processInfo.activeProcessorCount
         let ocr = try ocrConfiguration(arguments)
