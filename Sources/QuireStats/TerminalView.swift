@@ -66,7 +66,7 @@ public struct TerminalView: Sendable {
         }
 
         // Services.
-        lines.append(String(repeating: " ", count: 55) + "----- WAIT  ------ RUN")
+        lines.append(String(repeating: " ", count: 55) + "   wait time    run time")
         lines.append(Self.row(["SERVICE", "QUEUE", "IDLE", "BUSY", "DONE/S", "DONE", "FAIL", "REJ", "p50", "p99", "p50", "p99"]))
         let previousByName = Dictionary((previous?.services ?? []).map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         let seconds = previous.map { Double(s.timeMs - $0.timeMs) / 1000 } ?? 0
