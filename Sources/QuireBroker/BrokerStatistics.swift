@@ -27,6 +27,8 @@ public struct BrokerStatistics: Sendable {
         var lastSeen: Instant
         var jobsDone = 0
         var report: WorkerReport?
+        /// It sent DISCONNECT: its removal is a goodbye, not a loss.
+        var saidGoodbye = false
     }
 
     /// How much history the percentiles cover.
@@ -177,17 +179,20 @@ public struct BrokerStatistics: Sendable {
         event(.workerJoined, service: service, worker: hex(identity))
     }
 
-    /// `dropped`: the broker disconnected it (expired, protocol violation); otherwise it left.
+    /// `dropped`: the broker disconnected it (missed heartbeats, protocol violation); otherwise it said
+    /// DISCONNECT (`left`) or its connection is gone (`unreachable`).
     mutating func workerLost(_ identity: [UInt8], service: String, dropped: Bool) {
-        guard workers.removeValue(forKey: identity) != nil else { return }
+        guard let record = workers.removeValue(forKey: identity) else { return }
         workersLost += 1
-        event(.workerLost, service: service, worker: hex(identity), reason: dropped ? "dropped" : "left")
+        let reason = dropped ? "dropped" : record.saidGoodbye ? "left" : "unreachable"
+        event(.workerLost, service: service, worker: hex(identity), reason: reason)
     }
 
     /// Any message from a registered worker; a HEARTBEAT may carry its report in an extra frame.
     mutating func workerMessage(_ identity: [UInt8], command: WorkerCommand, frames: [[UInt8]], now: Instant) {
         guard workers[identity] != nil else { return }
         workers[identity]?.lastSeen = now
+        if case .disconnect = command { workers[identity]?.saidGoodbye = true }
         if case .heartbeat = command, let frame = MajordomoCodec.heartbeatExtension(frames), let report = WorkerReport(jsonFrame: frame) {
             workers[identity]?.report = report
         }

@@ -109,6 +109,8 @@ public final class Exporter: Sendable {
                     }
                 }
             }
+            // Connections accepted now were not polled: they get their turn at the next poll.
+            let polled = connections.count
             if ready[1].contains(.readable) {
                 acceptAll(listener.fd, into: &connections)
             }
@@ -116,7 +118,7 @@ public final class Exporter: Sendable {
             var index = 0
             var kept: [Connection] = []
             for var c in connections {
-                let events = ready[3 + index]
+                let events = index < polled ? ready[3 + index] : []
                 index += 1
                 var open = true
                 if c.output.isEmpty, !events.isEmpty {

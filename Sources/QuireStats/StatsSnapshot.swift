@@ -344,8 +344,9 @@ public struct StatsEvent: Codable, Sendable, Equatable {
     public var worker: String?
     /// The job's id (`job.dead`).
     public var job: String?
-    /// Why: for `worker.lost`, `left` (it said DISCONNECT or became unreachable) or `dropped` (the broker
-    /// dropped it: missed heartbeats or a protocol violation); for `job.dead`, the last error.
+    /// Why: for `worker.lost`, `left` (it said DISCONNECT), `unreachable` (its connection is gone) or
+    /// `dropped` (the broker dropped it: missed heartbeats or a protocol violation); for `job.dead`,
+    /// the last error.
     public var reason: String?
 
     public init(sequence: UInt64, kind: Kind, timeMs: Int64, brokerStartedAtMs: Int64, service: String,

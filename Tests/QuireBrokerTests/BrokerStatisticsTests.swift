@@ -118,6 +118,13 @@ struct BrokerStatisticsTests {
         let events = h.state.statistics.takeEvents(wallClockMs: 0)
         #expect(events.map(\.kind) == [.workerJoined, .workerLost, .workerJoined, .workerLost])
         #expect(events.filter { $0.kind == .workerLost }.allSatisfy { $0.reason == "dropped" })
+        // A worker that says DISCONNECT left; one whose connection is gone is unreachable.
+        _ = h.ready("w3")
+        _ = h.ready("w4")
+        _ = h.send("w3", MajordomoCodec.workerDisconnect(.mdp02))
+        _ = h.state.handle(.undeliverable(peer: Array("w4".utf8), frames: MajordomoCodec.workerHeartbeat(.mdp02)), now: h.now)
+        let reasons = h.state.statistics.takeEvents(wallClockMs: 0).filter { $0.kind == .workerLost }.map(\.reason)
+        #expect(reasons == ["left", "unreachable"])
         #expect(events.map(\.sequence) == [1, 2, 3, 4])
         #expect(h.state.statistics.dispatchedAt.isEmpty && h.state.statistics.queuedAt.isEmpty)
     }
