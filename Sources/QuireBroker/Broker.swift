@@ -66,6 +66,7 @@ public final class Broker: Sendable {
         var state = BrokerState(configuration: configuration)
         state.statistics = BrokerStatistics(startedAtMs: StatsTime.nowUnixMilliseconds(), startedAt: Instant.now(), window: configuration.statsWindow)
         state.statistics.keepsEvents = stats != nil
+        state.statistics.isRecording = stats != nil
         let poller = Poller([.socket(socket, .readable), .descriptor(wakeup.descriptor, .readable)])
         var nextTick = Instant.now() + tickInterval
 

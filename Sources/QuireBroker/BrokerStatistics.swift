@@ -52,6 +52,9 @@ public struct BrokerStatistics: Sendable {
     public private(set) var pendingEvents: [StatsEvent] = []
     /// Events are kept only when someone publishes them (the stats socket is on).
     public var keepsEvents = false
+    /// Whether the state machine's hooks record anything. The broker turns it off when no stats socket
+    /// is configured, so that a broker without stats does none of this work.
+    public var isRecording = true
 
     public init(startedAtMs: Int64 = 0, startedAt: Instant = Instant(nanoseconds: 0), window: Milliseconds = 60_000) {
         self.startedAtMs = startedAtMs
@@ -62,6 +65,7 @@ public struct BrokerStatistics: Sendable {
     // MARK: - Direct requests
 
     mutating func requestQueued(id: UInt64, service: String, body: [[UInt8]], now: Instant) {
+        guard isRecording else { return }
         var bytes = 0
         for frame in body { bytes += frame.count }
         update(service) { $0.requests.submitted += 1; $0.bytesIn += bytes }
@@ -69,6 +73,7 @@ public struct BrokerStatistics: Sendable {
     }
 
     mutating func requestDispatched(id: UInt64, service: String, now: Instant) {
+        guard isRecording else { return }
         if let queued = queuedAt.removeValue(forKey: id) {
             update(service) { $0.wait.record(seconds: now.seconds(since: queued), now: now) }
         }
@@ -77,6 +82,7 @@ public struct BrokerStatistics: Sendable {
 
     /// A worker's FINAL reply. A reply whose first frame is a JSON error body counts as failed.
     mutating func requestCompleted(id: UInt64, service: String, worker: [UInt8], body: [[UInt8]], now: Instant) {
+        guard isRecording else { return }
         var bytes = 0
         for frame in body { bytes += frame.count }
         let failed = Self.isErrorBody(body.first)
@@ -92,6 +98,7 @@ public struct BrokerStatistics: Sendable {
 
     /// A PARTIAL reply forwarded to the client.
     mutating func partialForwarded(service: String, body: [[UInt8]]) {
+        guard isRecording else { return }
         var bytes = 0
         for frame in body { bytes += frame.count }
         update(service) { $0.bytesOut += bytes }
@@ -99,6 +106,7 @@ public struct BrokerStatistics: Sendable {
 
     /// A request lost with its worker and queued again.
     mutating func requestRequeued(id: UInt64, service: String, now: Instant) {
+        guard isRecording else { return }
         dispatchedAt[id] = nil
         queuedAt[id] = now
         update(service) { $0.requests.retried += 1 }
@@ -113,6 +121,7 @@ public struct BrokerStatistics: Sendable {
 
     /// Every error the broker itself sends to a client, by code: rejections, expiries, lost requests.
     mutating func errorSent(service: String, code: WireError.Code) {
+        guard isRecording else { return }
         var rejection: WritableKeyPath<Rejections, Int>?
         switch code {
         case .busy: rejection = \.busy
@@ -173,6 +182,7 @@ public struct BrokerStatistics: Sendable {
     // MARK: - Workers
 
     mutating func workerJoined(_ identity: [UInt8], service: String, now: Instant) {
+        guard isRecording else { return }
         workers[identity] = WorkerRecord(service: service, joined: now, lastSeen: now)
         workersJoined += 1
         update(service) { _ in }
@@ -182,6 +192,7 @@ public struct BrokerStatistics: Sendable {
     /// `dropped`: the broker disconnected it (missed heartbeats, protocol violation); otherwise it said
     /// DISCONNECT (`left`) or its connection is gone (`unreachable`).
     mutating func workerLost(_ identity: [UInt8], service: String, dropped: Bool) {
+        guard isRecording else { return }
         guard let record = workers.removeValue(forKey: identity) else { return }
         workersLost += 1
         let reason = dropped ? "dropped" : record.saidGoodbye ? "left" : "unreachable"
@@ -190,6 +201,7 @@ public struct BrokerStatistics: Sendable {
 
     /// Any message from a registered worker; a HEARTBEAT may carry its report in an extra frame.
     mutating func workerMessage(_ identity: [UInt8], command: WorkerCommand, frames: [[UInt8]], now: Instant) {
+        guard isRecording else { return }
         guard workers[identity] != nil else { return }
         workers[identity]?.lastSeen = now
         if case .disconnect = command { workers[identity]?.saidGoodbye = true }
