@@ -395,3 +395,37 @@ def _accepts(port):
         return True
     except OSError:
         return False
+
+
+def test_exporter_survives_junk(quire_bin, stats_broker, procs, tmp_path):
+    import random
+    exporter = Exporter(quire_bin, stats_broker.stats_url, tmp_path)
+    procs.append(exporter)
+    wait_until(lambda: exporter.alive() and _accepts(exporter.port), 10, what="the exporter to listen")
+    rng = random.Random(6)
+    answers = {}
+    for n in range(200):
+        s = socket.create_connection(("127.0.0.1", exporter.port), timeout=5)
+        try:
+            kind = n % 4
+            if kind == 0:
+                s.sendall(bytes(rng.getrandbits(8) for _ in range(rng.randint(1, 300))) + b"\r\n\r\n")
+            elif kind == 1:
+                s.sendall(b"GET /" + b"a" * 20000 + b" HTTP/1.1\r\n\r\n")
+            elif kind == 2:
+                s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")  # never finishes its head
+                s.close()
+                continue
+            else:
+                s.sendall(b"PUT /metrics HTTP/1.1\r\n\r\n")
+            head = s.recv(64)
+            status = head.split(b" ")[1] if head.startswith(b"HTTP/1.1 ") else head
+            answers[status] = answers.get(status, 0) + 1
+        except (ConnectionResetError, BrokenPipeError):
+            answers["reset"] = answers.get("reset", 0) + 1
+        finally:
+            s.close()
+    assert set(answers) <= {b"400", b"405", b"431", "reset"}, answers
+    assert answers.get(b"405") == 50 and answers.get(b"431", 0) + answers.get("reset", 0) >= 1
+    assert exporter.get()[0] == 200
+    assert exporter.alive()
