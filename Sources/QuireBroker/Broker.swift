@@ -1,4 +1,5 @@
 import Foundation
+import QuireStats
 import QuireSupport
 import QuireWire
 import Synchronization
@@ -15,6 +16,7 @@ public final class Broker: Sendable {
     private let wakeup: Wakeup
     private let stopRequested = Atomic<Bool>(false)
     private let endpoint = Mutex<String?>(nil)
+    private let statsEndpoint = Mutex<String?>(nil)
 
     public init(configuration: BrokerConfiguration, context: Context, logger: Logger) throws(ZMQError) {
         self.configuration = configuration
@@ -26,6 +28,9 @@ public final class Broker: Sendable {
     /// The endpoint actually bound (with the real port when the configuration said `*` or `0`), once
     /// ``run()`` has bound it.
     public var boundEndpoint: String? { endpoint.withLock { $0 } }
+
+    /// The stats PUB socket's endpoint once bound (with the real port), `nil` when stats are off.
+    public var boundStatsEndpoint: String? { statsEndpoint.withLock { $0 } }
 
     /// Asks the broker to stop: queued and in-flight clients get `shutting_down`, workers DISCONNECT.
     public func stop() {
@@ -64,16 +69,27 @@ public final class Broker: Sendable {
         try socket.bind(configuration.bind)
         let bound = try socket.lastEndpoint
         endpoint.withLock { $0 = bound }
+        let stats = try configuration.statsBind.map { (bind) throws(ZMQError) in
+            try StatsPublisher(context: context, bind: bind, interval: configuration.statsInterval, logger: logger)
+        }
+        defer { stats?.close() }
+        if let stats {
+            statsEndpoint.withLock { $0 = stats.endpoint }
+            logger.notice("stats publishing", metadata: ["endpoint": stats.endpoint, "interval_ms": String(configuration.statsInterval.value)])
+        }
         logger.notice("broker listening", metadata: ["endpoint": bound])
         onBound(bound)
 
         var state = BrokerState(configuration: configuration)
+        state.statistics = BrokerStatistics(startedAtMs: StatsTime.nowUnixMilliseconds(), startedAt: Instant.now(), window: configuration.statsWindow)
+        state.statistics.keepsEvents = stats != nil
+        state.statistics.isRecording = stats != nil
         let poller = Poller([.socket(socket, .readable), .descriptor(wakeup.descriptor, .readable)])
         var nextTick = Instant.now() + tickInterval
 
         do {
             while !stopRequested.load(ordering: .acquiring) {
-                let timeout = Instant.now().milliseconds(until: nextTick)
+                let timeout = Instant.now().milliseconds(until: min(nextTick, stats?.deadline ?? nextTick))
                 let ready = try poller.poll(timeoutMilliseconds: Int(timeout))
                 if ready[1].contains(.readable) { wakeup.drain() }
                 if ready[0].contains(.readable) {
@@ -95,6 +111,7 @@ public final class Broker: Sendable {
                     if let jobs { try perform(jobs.tick(state: &state, now: wallClockMilliseconds()), on: socket, state: &state, jobs: jobs) }
                     nextTick = now + tickInterval
                 }
+                stats?.publishDue(&state, now: now)
             }
             // Orderly stop: tell everyone, and let the goodbyes leave before the socket closes. Jobs stay
             // in the store; those running now are queued again at the next start.

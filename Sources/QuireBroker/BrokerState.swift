@@ -48,6 +48,8 @@ public struct BrokerCounters: Sendable, Equatable {
 public struct BrokerState: Sendable {
     public let configuration: BrokerConfiguration
     public private(set) var counters = BrokerCounters()
+    /// Figures for the stats socket (`BrokerStatistics.swift`); the broker loop sets its start time.
+    public var statistics = BrokerStatistics()
 
     struct Worker: Sendable {
         let identity: [UInt8]
@@ -209,6 +211,7 @@ public struct BrokerState: Sendable {
             enqueue(client: peer, dialect: dialect, service: service, body: body, now: now, into: &actions)
 
         case .success(.worker(let dialect, let command)):
+            statistics.workerMessage(peer, command: command, frames: frames, now: now)
             workerMessage(peer: peer, dialect: dialect, command: command, now: now, into: &actions)
         }
     }
@@ -248,6 +251,7 @@ public struct BrokerState: Sendable {
         nextRequestID &+= 1
         record.queue.append(request)
         services[service] = record
+        statistics.requestQueued(id: request.id, service: service, body: body, now: now)
         dispatch(service: service, now: now, into: &actions)
     }
 
@@ -312,6 +316,7 @@ public struct BrokerState: Sendable {
             }
             if kind == .partial {
                 if request.jobTag != nil { return }
+                statistics.partialForwarded(service: request.service, body: body)
                 if let frames = MajordomoCodec.clientReply(request.clientDialect, .partial, service: request.service, body: body) {
                     send(request.client, frames, into: &actions)
                 }
@@ -319,8 +324,11 @@ public struct BrokerState: Sendable {
             }
             inFlight[requestID] = nil
             if let tag = request.jobTag {
+                // Jobs are counted as jobs by the job manager, not as requests.
+                statistics.requestAbandoned(id: requestID)
                 actions.append(.jobReply(tag: tag, body: body))
             } else {
+                statistics.requestCompleted(id: requestID, service: request.service, worker: peer, body: body, now: now)
                 counters.repliesSent += 1
                 if let frames = MajordomoCodec.clientReply(request.clientDialect, .final, service: request.service, body: body) {
                     send(request.client, frames, into: &actions)
@@ -351,6 +359,7 @@ public struct BrokerState: Sendable {
         record.workerCount += 1
         record.idle.append(peer)
         services[service] = record
+        statistics.workerJoined(peer, service: service, now: now)
         actions.append(.log(.info, "worker ready", ["peer": hex(peer), "service": service, "dialect": dialect.rawValue]))
         dispatch(service: service, now: now, into: &actions)
     }
@@ -365,6 +374,7 @@ public struct BrokerState: Sendable {
     /// `worker_lost` when its attempts are used up.
     private mutating func removeWorker(_ peer: [UInt8], now: Instant, into actions: inout [BrokerAction], disconnect: Bool) {
         guard let worker = workers.removeValue(forKey: peer) else { return }
+        statistics.workerLost(peer, service: worker.service, dropped: disconnect)
         if disconnect {
             send(peer, MajordomoCodec.workerDisconnect(worker.dialect), into: &actions)
             counters.workersDisconnected += 1
@@ -376,15 +386,18 @@ public struct BrokerState: Sendable {
         if let requestID = worker.request, var request = inFlight.removeValue(forKey: requestID) {
             if let tag = request.jobTag {
                 // The job manager counts a job's attempts across restarts and decides about retries.
+                statistics.requestAbandoned(id: requestID)
                 let reached = request.attempts > 0
                 actions.append(.jobFailed(tag: tag, error: WireError(.workerLost, "the worker holding the job was lost", service: request.service),
                                           reachedWorker: reached))
             } else if request.attempts >= configuration.maxAttempts {
+                statistics.requestAbandoned(id: requestID)
                 replyError(to: request.client, dialect: request.clientDialect, service: request.service,
                            WireError(.workerLost, "\(request.attempts) workers lost the request in turn",
                                      service: request.service, attempts: request.attempts), into: &actions)
             } else {
                 counters.requestsRequeued += 1
+                statistics.requestRequeued(id: request.id, service: request.service, now: now)
                 request.deadline = now + configuration.requestTimeout
                 services[worker.service, default: Service()].queue.prepend(request)
                 actions.append(.log(.info, "requeued a request its worker lost", ["service": request.service, "attempts": String(request.attempts)]))
@@ -406,6 +419,7 @@ public struct BrokerState: Sendable {
             workers[identity] = worker
             send(identity, MajordomoCodec.workerRequest(worker.dialect, address: Self.address(of: request.id), body: request.body), into: &actions)
             inFlight[request.id] = request
+            statistics.requestDispatched(id: request.id, service: service, now: now)
         }
         services[service] = record
     }
@@ -444,6 +458,7 @@ public struct BrokerState: Sendable {
             if expired.isEmpty { continue }
             services[name] = record
             for request in expired {
+                statistics.requestAbandoned(id: request.id)
                 if let tag = request.jobTag {
                     actions.append(.jobFailed(tag: tag, error: WireError(.timeout, "no worker took the job in time", service: name), reachedWorker: false))
                     continue
@@ -483,6 +498,7 @@ public struct BrokerState: Sendable {
 
     private mutating func replyError(to client: [UInt8], dialect: Dialect, service: String, _ error: WireError, into actions: inout [BrokerAction]) {
         count(error.code)
+        statistics.errorSent(service: service, code: error.code)
         if let frames = MajordomoCodec.clientReply(dialect, .final, service: service, body: [error.jsonFrame]) {
             send(client, frames, into: &actions)
         }

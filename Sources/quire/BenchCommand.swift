@@ -31,6 +31,8 @@ enum BenchCommand {
                                    report what they measured; the warm-up fails (15000)
           --shared-context         one ZeroMQ context (I/O thread) for broker, workers and client
                                    instead of one each as in separate processes
+          --stats                  publish stats from the broker (one snapshot a second, a subscriber
+                                   draining them), to measure what monitoring costs
           --json                   print a JSON object instead of the table
           --quiet                  no progress lines on standard error
           --log-level LEVEL        for the broker and workers [QUIRE_LOG_LEVEL] (warning)
@@ -52,7 +54,7 @@ enum BenchCommand {
         let arguments = try Arguments(command: command, rest, valued: [
             "workers", "requests", "in-flight", "latency-requests", "warmup", "payload-bytes", "majortomo",
             "majortomo-requests", "request-timeout-ms", "phase-timeout-ms", "log-level",
-        ], booleans: ["json", "quiet", "shared-context"])
+        ], booleans: ["json", "quiet", "shared-context", "stats"])
         guard arguments.positionals.isEmpty else {
             throw UsageError(command: command, message: "unexpected argument '\(arguments.positionals[0])'")
         }
@@ -67,6 +69,7 @@ enum BenchCommand {
         if let v = try arguments.integer("request-timeout-ms", range: 1...3_600_000) { options.requestTimeout = Milliseconds(Int64(v)) }
         if let v = try arguments.integer("phase-timeout-ms", range: 1...86_400_000) { options.phaseTimeout = Milliseconds(Int64(v)) }
         options.sharedContext = arguments.flag("shared-context")
+        options.stats = arguments.flag("stats")
         if let python = arguments.string("majortomo") {
             guard FileManager.default.isExecutableFile(atPath: python) else {
                 throw UsageError(command: command, message: "'--majortomo \(python)': not an executable file")

@@ -20,6 +20,9 @@ enum BrokerCommand {
           --max-attempts N              workers that may lose one request in turn [QUIRE_MAX_ATTEMPTS] (3)
           --max-queued N                queued requests per service before 'busy' [QUIRE_MAX_QUEUED_REQUESTS] (10000)
           --max-message-bytes N         largest request accepted [QUIRE_MAX_MESSAGE_BYTES] (67108864)
+          --stats ENDPOINT              publish stats snapshots and events on a PUB socket bound here,
+                                        e.g. tcp://*:5556 [QUIRE_STATS_BIND] (default: off)
+          --stats-interval-ms N         one snapshot every N ms [QUIRE_STATS_INTERVAL_MS] (1000)
           --log-level LEVEL             [QUIRE_LOG_LEVEL] (info)
 
         Durable jobs (titanic.*), on when a data folder is given:
@@ -40,7 +43,7 @@ enum BrokerCommand {
         if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
         let arguments = try Arguments(command: "quire broker", args, valued: Set<String>([
             "bind", "heartbeat-interval-ms", "heartbeat-liveness", "busy-worker-timeout-ms", "request-timeout-ms",
-            "max-attempts", "max-queued", "max-message-bytes", "log-level",
+            "max-attempts", "max-queued", "max-message-bytes", "log-level", "stats", "stats-interval-ms",
         ]).union(jobOptionNames))
         guard arguments.positionals.isEmpty else {
             throw UsageError(command: "quire broker", message: "unexpected argument '\(arguments.positionals[0])'")
@@ -60,6 +63,8 @@ enum BrokerCommand {
         if let v = try arguments.integer("max-queued", range: 1...10_000_000) { configuration.maxQueuedRequests = v }
         if let v = try arguments.integer("max-message-bytes", range: 1024...(1 << 31)) { configuration.maxMessageBytes = v }
         configuration.jobs = try jobConfiguration(arguments, base: configuration.jobs)
+        if let v = arguments.string("stats") { configuration.statsBind = v == "off" ? nil : v }
+        if let v = try arguments.integer("stats-interval-ms", range: 10...3_600_000) { configuration.statsInterval = Milliseconds(Int64(v)) }
         let logger = try makeLogger("quire.broker", arguments)
 
         let context = try Context()

@@ -49,6 +49,7 @@ enum UpCommand {
           --languages L          default languages, e.g. eng+deu [QUIRE_LANGUAGES] (default eng)
           --data DIR             the data folder: durable jobs [QUIRE_DATA]
                                  (default $XDG_DATA_HOME/quire, else ~/.local/share/quire)
+          --stats ENDPOINT       the stats PUB socket [QUIRE_STATS_BIND] (default tcp://127.0.0.1:5556; 'off': none)
           --log-level LEVEL      [QUIRE_LOG_LEVEL] (info)
         The durable-job options of 'quire broker' apply too (--max-jobs, --job-attempts, …).
         """
@@ -56,7 +57,7 @@ enum UpCommand {
     static func run(_ args: [String]) throws -> Int32 {
         if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
         let arguments = try Arguments(command: "quire up", args,
-                                      valued: Set(["bind", "threads", "tessdata", "languages", "log-level"]).union(jobOptionNames))
+                                      valued: Set(["bind", "threads", "tessdata", "languages", "log-level", "stats"]).union(jobOptionNames))
         guard arguments.positionals.isEmpty else {
             throw UsageError(command: "quire up", message: "unexpected argument '\(arguments.positionals[0])'")
         }
@@ -67,6 +68,8 @@ enum UpCommand {
         }
         brokerConfiguration.bind = arguments.string("bind") ?? environment["QUIRE_BIND"] ?? "tcp://127.0.0.1:5555"
         brokerConfiguration.jobs = try jobConfiguration(arguments, base: brokerConfiguration.jobs, defaultDirectory: defaultDataDirectory(environment))
+        let stats = arguments.string("stats") ?? brokerConfiguration.statsBind ?? "tcp://127.0.0.1:5556"
+        brokerConfiguration.statsBind = stats == "off" ? nil : stats
         let threads = try arguments.integer("threads", range: 1...256)
             ?? Int(environment["QUIRE_THREADS"] ?? "") ?? ProcessInfo.processInfo.activeProcessorCount
         let ocr = try ocrConfiguration(arguments)

@@ -22,6 +22,8 @@ let usage = """
                              send one request and print the reply frames
       bench broker           measure the broker: requests/s and round-trip latency
       bench ocr DIR          measure OCR end to end vs the tesseract CLI and the raw engine
+      stats                  show the broker's stats live (queues, workers, throughput, latency)
+      exporter               serve the broker's stats as Prometheus metrics over HTTP
 
     Options for every command:
       --help, -h             show help for the command
@@ -84,6 +86,10 @@ do {
         status = try JobCommands.status(Array(arguments.dropFirst()), service: Titanic.close)
     case "bench":
         status = try BenchCommand.run(Array(arguments.dropFirst()))
+    case "stats":
+        status = try StatsCommand.run(Array(arguments.dropFirst()))
+    case "exporter":
+        status = try ExporterCommand.run(Array(arguments.dropFirst()))
     case let other?:
         throw UsageError(command: "quire", message: "unknown command '\(other)'")
     }

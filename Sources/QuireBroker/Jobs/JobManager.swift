@@ -1,4 +1,5 @@
 import Foundation
+import QuireStats
 import QuireSupport
 import QuireWire
 
@@ -37,6 +38,9 @@ final class JobManager {
     /// Requests held for a job to finish (`titanic.reply` with `waitMs`).
     private var waiters: [String: [(peer: [UInt8], dialect: Dialect, until: Int64)]] = [:]
     private var lastSweep: Int64 = 0
+    /// Figures for the stats snapshot, applied to ``BrokerState/statistics`` at the turn's end.
+    private var statEvents: [(inout BrokerStatistics) -> Void] = []
+    private var depthServices: Set<String> = []
     private var random = SystemRandomNumberGenerator()
 
     init(configuration: JobConfiguration, logger: Logger, now: Int64) throws(JobStoreError) {
@@ -254,6 +258,8 @@ final class JobManager {
 
     private func pendingReply(_ id: String) -> [[UInt8]]? { updates[id]?.reply }
 
+    private func stat(_ record: @escaping (inout BrokerStatistics) -> Void) { statEvents.append(record) }
+
     /// The job as it is now: in memory when active or changed this turn, else in the store.
     private func current(_ id: String) throws(SQLiteError) -> JobRecord? {
         if deletions.contains(id) { return nil }
@@ -266,6 +272,10 @@ final class JobManager {
     func jobReplied(tag: UInt64, body: [[UInt8]], state: inout BrokerState, now: Int64) {
         guard let id = attempts.removeValue(forKey: tag), var job = active[id] else { return }  // a stale attempt
         leases[id] = nil
+        let ran = Double(max(0, now - (job.startedAt ?? now))) / 1_000
+        let service = job.service
+        let monotonic = Instant.now()
+        stat { $0.jobRan(service: service, seconds: ran, now: monotonic) }
         if let first = body.first, body.count == 1, let error = WireError(jsonFrame: first) {
             if error.retryable {
                 retry(job, error: error, now: now)
@@ -276,6 +286,8 @@ final class JobManager {
             return
         }
         job = finish(job, state: .done, error: nil, reply: body, now: now)
+        let bytes = body.reduce(0) { $0 + $1.count }
+        stat { $0.jobCompleted(service: service, bytes: bytes) }
     }
 
     func jobFailed(tag: UInt64, error: WireError, reachedWorker: Bool, now: Int64) {
@@ -316,6 +328,8 @@ final class JobManager {
                                                            service: job.service, attempts: job.attempts), reply: nil, now: now)
             return
         }
+        let service = job.service
+        stat { $0.jobRetried(service: service) }
         let ceiling = min(configuration.retryCap.value, configuration.retryBase.value << min(job.attempts - 1, 20))
         let delay = ceiling / 2 + Int64.random(in: 0...max(1, ceiling / 2), using: &random)
         job.state = .queued
@@ -338,7 +352,15 @@ final class JobManager {
         if let error { job.lastError = error.jsonFrame }
         forget(job.id)
         updates[job.id] = (job, reply)
-        if final == .dead { logger.warning("job dead", metadata: ["job.id": job.id, "service": job.service, "attempts": String(job.attempts)]) }
+        let (service, id, reason) = (job.service, job.id, error?.message)
+        switch final {
+        case .dead:
+            logger.warning("job dead", metadata: ["job.id": job.id, "service": job.service, "attempts": String(job.attempts)])
+            stat { $0.jobDead(service: service, job: id, reason: reason) }
+        case .failed: stat { $0.jobFailed(service: service) }
+        case .expired: stat { $0.jobExpired(service: service) }
+        default: break
+        }
         return job
     }
 
@@ -394,6 +416,7 @@ final class JobManager {
                     for id in deletions { try store.delete(id: id) }
                 }
                 for insert in inserts {
+                    if !insert.request.isEmpty { state.statistics.jobSubmitted(service: insert.record.service, bytes: insert.record.requestBytes) }
                     actions += state.reply(to: insert.peer, dialect: insert.dialect, service: Titanic.request,
                                            body: [Array("200".utf8), Array(insert.record.id.utf8)])
                     if !insert.request.isEmpty { makeReady(insert.record.id, now: now, front: false) }
@@ -426,6 +449,8 @@ final class JobManager {
             }
         }
         actions += pump(state: &state, now: now)
+        for record in statEvents { record(&state.statistics) }
+        statEvents.removeAll()
         return actions
     }
 
@@ -469,6 +494,8 @@ final class JobManager {
                 }
                 let tag = nextTag
                 nextTag &+= 1
+                let waited = Double(max(0, now - max(job.createdAt, job.notBefore))) / 1_000
+                state.statistics.jobWaited(service: service, seconds: waited, now: Instant.now())
                 job.state = .running
                 job.attempts += 1
                 job.startedAt = now
@@ -506,6 +533,20 @@ final class JobManager {
                 finish(job, state: .expired, error: WireError(.deadlineExceeded, "the job's deadline passed before it finished", service: job.service), reply: nil, now: now)
             }
         }
+        var depth: [String: PriorityDepth] = [:]
+        for job in active.values where job.state == .queued {
+            var d = depth[job.service] ?? PriorityDepth()
+            switch job.priority {
+            case .high: d.high += 1
+            case .normal: d.normal += 1
+            case .low: d.low += 1
+            }
+            depth[job.service] = d
+        }
+        for service in depthServices.union(depth.keys) {
+            state.statistics.setJobQueueDepth(service: service, depth[service] ?? PriorityDepth())
+        }
+        depthServices = Set(depth.keys)
         var actions: [BrokerAction] = []
         for (id, waiting) in waiters {
             let expired = waiting.filter { $0.until <= now }
@@ -544,6 +585,13 @@ final class JobManager {
     private func refuse(_ peer: [UInt8], _ dialect: Dialect, _ service: String, _ status: Titanic.Status, _ error: WireError,
                         state: inout BrokerState) -> [BrokerAction] {
         let reason = status == .ok ? "" : " \(error.code.rawValue)"
+        let target = error.service ?? service
+        switch error.code {
+        case .busy: state.statistics.recordRejection(service: target, reason: \.busy)
+        case .badRequest, .invalidJSON: state.statistics.recordRejection(service: target, reason: \.malformed)
+        case .tooLarge: state.statistics.recordRejection(service: target, reason: \.tooLarge)
+        default: break
+        }
         return state.reply(to: peer, dialect: dialect, service: service, body: [Array((status.rawValue + reason).utf8), error.jsonFrame])
     }
 
