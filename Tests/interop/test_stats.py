@@ -19,7 +19,7 @@ import zmq
 from prometheus_client.parser import text_string_to_metric_families
 from referencing import Registry, Resource
 
-from conftest import (DEAD_AFTER_S, MDPC02, C02_REQUEST, Proc, REPO_ROOT, free_port, recv, wait_until)
+from conftest import (DEAD_AFTER_S, MDPC02, C02_REQUEST, Proc, REPO_ROOT, free_port, new_dealer, recv, wait_until)
 
 SCHEMA_DIR = REPO_ROOT / "proto-json"
 INTERVAL_MS = 200
@@ -429,3 +429,36 @@ def test_exporter_survives_junk(quire_bin, stats_broker, procs, tmp_path):
     assert answers.get(b"405") == 50 and answers.get(b"431", 0) + answers.get("reset", 0) >= 1
     assert exporter.get()[0] == 200
     assert exporter.alive()
+
+
+def test_durable_job_figures(ctx, start_broker, start_echo_worker, subscriber, tmp_path):
+    """Jobs are counted as jobs (not as requests), queued jobs by priority, expiries."""
+    port = free_port()
+    b = start_broker(stats="tcp://127.0.0.1:%d" % port, stats_interval_ms=INTERVAL_MS, data=str(tmp_path / "data"),
+                     job_services="later")
+    sub = subscriber("tcp://127.0.0.1:%d" % port)
+    start_echo_worker(b)
+    time.sleep(0.3)
+    s = new_dealer(ctx, b.url)
+    for n in range(20):
+        s.send_multipart([b"MDPC02", b"\x01", b"titanic.request", b"echo", b"job-%d" % n])
+    for n in range(3):
+        s.send_multipart([b"MDPC02", b"\x01", b"titanic.request", b"later", b'{"job":{"priority":"high"}}', b"x"])
+    s.send_multipart([b"MDPC02", b"\x01", b"titanic.request", b"later", b'{"job":{"priority":"low","deadlineMs":200}}', b"x"])
+    ids = []
+    for _ in range(24):
+        assert s.poll(5000)
+        msg = s.recv_multipart()
+        assert msg[3] == b"200", msg
+        ids.append(msg[4])
+    s.close(0)
+    snap = sub.snapshot_where(lambda x: (service(x, "echo") or {}).get("jobs", {}).get("completed") == 20
+                              and (service(x, "later") or {}).get("jobs", {}).get("expired") == 1,
+                              what="20 echo jobs completed and one expired")
+    echo = service(snap, "echo")
+    assert echo["jobs"]["submitted"] == 20 and echo["jobs"]["failed"] == 0
+    assert echo["requests"]["submitted"] == 0 and echo["requests"]["completed"] == 0, "job attempts are not requests"
+    assert echo["runSeconds"]["count"] >= 20
+    later = service(snap, "later")
+    assert later["jobs"]["submitted"] == 4
+    assert later["queue"]["jobs"] == {"high": 3, "normal": 0, "low": 0}, later["queue"]
