@@ -21,6 +21,12 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
         case unknownLanguage = "unknown_language"
         case engineFailure = "engine_failure"
         case `internal`
+        case unknownJob = "unknown_job"
+        case unknownService = "unknown_service"
+        case storageFailure = "storage_failure"
+        case jobDead = "job_dead"
+        case jobCancelled = "job_cancelled"
+        case deadlineExceeded = "deadline_exceeded"
         // OAuth 2.0 token endpoint errors (RFC 6749 §5.2), answered by `auth.token`.
         case invalidRequest = "invalid_request"
         case invalidClient = "invalid_client"
@@ -38,9 +44,10 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
         /// Whether a request failing with this code may succeed when sent again later.
         public var isRetryableByDefault: Bool {
             switch self {
-            case .busy, .serviceUnavailable, .timeout, .workerLost, .shuttingDown, .rateLimited: true
+            case .busy, .serviceUnavailable, .timeout, .workerLost, .shuttingDown, .storageFailure, .rateLimited: true
             case .badRequest, .invalidJSON, .tooLarge, .internal, .notAnImage, .unsupportedFormat, .corruptImage,
-                 .tooManyPixels, .tooManyPages, .unknownLanguage, .engineFailure,
+                 .tooManyPixels, .tooManyPages, .unknownLanguage, .engineFailure, .unknownJob, .unknownService,
+                 .jobDead, .jobCancelled, .deadlineExceeded,
                  .invalidRequest, .invalidClient, .invalidGrant, .unauthorizedClient, .unsupportedGrantType, .invalidScope,
                  .unauthenticated, .tokenExpired, .forbidden: false
             }
@@ -73,19 +80,25 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
         var error: Body
     }
 
-    private struct Body: Codable {
-        var code: String
-        var message: String
-        var retryable: Bool
-        var service: String?
-        var attempts: Int?
-        var limit: Int?
-        var retryAfterMilliseconds: Int?
+    /// The error object inside the envelope, as it appears embedded in other bodies (a job's status).
+    public struct Body: Codable, Sendable, Equatable {
+        public var code: String
+        public var message: String
+        public var retryable: Bool
+        public var service: String?
+        public var attempts: Int?
+        public var limit: Int?
+        public var retryAfterMilliseconds: Int?
 
         enum CodingKeys: String, CodingKey {
             case code, message, retryable, service, attempts, limit
             case retryAfterMilliseconds = "retry_after_ms"
         }
+    }
+
+    public var body: Body {
+        Body(code: code.rawValue, message: message, retryable: retryable, service: service, attempts: attempts, limit: limit,
+             retryAfterMilliseconds: retryAfterMilliseconds)
     }
 
     /// The JSON frame for this error.

@@ -18,7 +18,7 @@ enum ClientsCommand {
         sees changes at once.
 
         Options:
-          --data DIR        the token worker's data folder [QUIRE_DATA]
+          --data DIR        the token worker's data folder [QUIRE_DATA] (default: quire up's)
           --scope "S …"     the services the client may call, space-separated (add)
           --json            machine-readable output
         """
@@ -26,7 +26,7 @@ enum ClientsCommand {
     static func run(_ args: [String]) throws -> Int32 {
         if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
         let arguments = try Arguments(command: "quire clients", args, valued: ["data", "scope", "log-level"], booleans: ["json"])
-        let registry = ClientRegistry(dataDirectory: try DataDirectory.require(arguments))
+        let registry = ClientRegistry(dataDirectory: DataDirectory.resolve(arguments))
         let json = arguments.flag("json")
         switch arguments.positionals.first {
         case "add":
@@ -82,7 +82,7 @@ enum KeysCommand {
                  in the broker's allow-list (--curve-allow).
 
         Options:
-          --data DIR          the token worker's data folder [QUIRE_DATA] (rotate, list)
+          --data DIR          the token worker's data folder [QUIRE_DATA] (default: quire up's) (rotate, list)
         """
 
     static func run(_ args: [String]) throws -> Int32 {
@@ -90,13 +90,13 @@ enum KeysCommand {
         let arguments = try Arguments(command: "quire keys", args, valued: ["data", "activate-in-s", "out", "log-level"])
         switch arguments.positionals.first {
         case "rotate":
-            let store = KeyStore(dataDirectory: try DataDirectory.require(arguments))
+            let store = KeyStore(dataDirectory: DataDirectory.resolve(arguments))
             let delay = try arguments.integer("activate-in-s", range: 0...86_400) ?? 60
             let key = try store.rotate(now: epochSeconds(), activationDelay: Int64(delay))
             printOut("kid \(key.kid) published; signs from \(isoDate(key.activatesAt))")
             return 0
         case "list":
-            let store = KeyStore(dataDirectory: try DataDirectory.require(arguments))
+            let store = KeyStore(dataDirectory: DataDirectory.resolve(arguments))
             let keys = try store.load()
             let now = epochSeconds()
             let signing = keys.signingKey(now: now)
@@ -207,7 +207,7 @@ func clientConfiguration(_ arguments: Arguments) throws -> ClientConfiguration {
 /// The token worker: `auth.token` and `auth.jwks` from one data folder.
 enum TokenWorker {
     static func services(_ arguments: Arguments, logger: Logger) throws -> [WorkerService] {
-        let directory = try DataDirectory.require(arguments)
+        let directory = DataDirectory.resolve(arguments)
         let environment = EnvironmentReader(ProcessInfo.processInfo.environment)
         var configuration = TokenAuthorityConfiguration()
         if let v = arguments.string("issuer") ?? environment.string("QUIRE_ISSUER") { configuration.issuer = v }

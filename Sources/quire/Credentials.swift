@@ -5,25 +5,21 @@ import QuireTokens
 import QuireWire
 import ZeroMQ
 
-/// The data folder: `--data DIR`, else `QUIRE_DATA`. `quire up` keeps the broker's and the token
+/// The data folder: `--data DIR`, else `QUIRE_DATA`, else `quire up`'s default
+/// (`$XDG_DATA_HOME/quire`, else `~/.local/share/quire`). `quire up` keeps the broker's and the token
 /// worker's files there, and the local client's `credentials.json`.
 enum DataDirectory {
-    static func resolve(_ arguments: Arguments) -> String? {
-        arguments.string("data") ?? EnvironmentReader(ProcessInfo.processInfo.environment).string("QUIRE_DATA")
-    }
-
-    static func require(_ arguments: Arguments) throws(UsageError) -> String {
-        guard let directory = resolve(arguments) else {
-            throw UsageError(command: arguments.command, message: "no data folder: give --data DIR or set QUIRE_DATA")
-        }
-        return directory
+    static func resolve(_ arguments: Arguments) -> String {
+        let environment = ProcessInfo.processInfo.environment
+        return arguments.string("data") ?? EnvironmentReader(environment).string("QUIRE_DATA") ?? defaultDataDirectory(environment)
     }
 }
 
 /// How a client verb gets its token. In order:
 /// 1. `--token TOKEN` or `QUIRE_TOKEN`: a token got elsewhere, presented as is;
 /// 2. `--credentials FILE`, or `QUIRE_CLIENT_ID` + `QUIRE_CLIENT_SECRET`: fetched from `auth.token`;
-/// 3. `DIR/credentials.json` in the data folder (`--data`, `QUIRE_DATA`): the local client `quire up` made;
+/// 3. `DIR/credentials.json` in the data folder (`--data`, `QUIRE_DATA`, `quire up`'s default): the
+///    local client `quire up` made;
 /// 4. none: requests go without a token (a broker with `--auth off`).
 enum ClientAuth {
     /// The options every client verb accepts for this.
@@ -34,6 +30,7 @@ enum ClientAuth {
           --credentials FILE     get a token with these client credentials (JSON: client_id, client_secret)
                                  [QUIRE_CLIENT_ID, QUIRE_CLIENT_SECRET]
           --data DIR             else use DIR/credentials.json, written by 'quire up' [QUIRE_DATA]
+                                 (default $XDG_DATA_HOME/quire, else ~/.local/share/quire)
           --curve-server-key K   the broker's CURVE public key (Z85, or a .pub file) [QUIRE_CURVE_SERVER_KEY]
           --curve-key FILE       this client's CURVE key pair file (quire keys curve) [QUIRE_CURVE_KEY]
         """
@@ -48,10 +45,8 @@ enum ClientAuth {
             }
             return Credentials(clientID: id, clientSecret: secret)
         }
-        if let directory = DataDirectory.resolve(arguments) {
-            let path = LocalAuthority.credentialsPath(dataDirectory: directory)
-            if FileManager.default.fileExists(atPath: path) { return try Credentials.load(path: path) }
-        }
+        let path = LocalAuthority.credentialsPath(dataDirectory: DataDirectory.resolve(arguments))
+        if FileManager.default.fileExists(atPath: path) { return try Credentials.load(path: path) }
         return nil
     }
 

@@ -30,7 +30,7 @@ enum WorkerCommand {
           --service NAME                serve under another service name (echo only)
           --json                        require a JSON object as the first frame (echo only)
           --delay-ms N                  hold each request N ms, sending a PARTIAL first (echo only; tests)
-          --data DIR                    keys and clients (token) [QUIRE_DATA]
+          --data DIR                    keys and clients (token) [QUIRE_DATA] (default: quire up's)
           --issuer NAME                 'iss' of tokens (token) [QUIRE_ISSUER] (quire)
           --audience NAME               'aud' of tokens (token) [QUIRE_AUDIENCE] (quire)
           --token-ttl-s N               access token lifetime (token) [QUIRE_TOKEN_TTL_S] (900)

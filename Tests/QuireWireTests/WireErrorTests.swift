@@ -179,6 +179,9 @@ struct WireErrorTests {
         // The OCR worker's codes: all about the request's image or languages, so not retryable.
         (.notAnImage, false), (.unsupportedFormat, false), (.corruptImage, false), (.tooManyPixels, false),
         (.tooManyPages, false), (.unknownLanguage, false), (.engineFailure, false),
+        // Durable jobs: a full or read-only store may recover; the others are final answers about one job.
+        (.storageFailure, true), (.unknownJob, false), (.unknownService, false), (.jobDead, false),
+        (.jobCancelled, false), (.deadlineExceeded, false),
         // OAuth 2.0 token endpoint errors: the same credentials fail the same way again.
         (.invalidRequest, false), (.invalidClient, false), (.invalidGrant, false), (.unauthorizedClient, false),
         (.unsupportedGrantType, false), (.invalidScope, false),

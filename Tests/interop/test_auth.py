@@ -8,6 +8,8 @@ in any log or output.
 import json
 import os
 import subprocess
+import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -16,9 +18,10 @@ import jwt
 import pytest
 import zmq
 
-from conftest import (QUIRE_BIN, REPO_ROOT, Proc, call, new_dealer, parse_error, wait_service)
+from conftest import (QUIRE_BIN, REPO_ROOT, Proc, call, free_port, new_dealer, parse_error, wait_service)
 
 SCHEMAS = REPO_ROOT / "proto-json"
+_EMPTY_DATA_HOME = tempfile.mkdtemp(prefix="quire-empty-data-home-")
 
 
 def schema(name):
@@ -36,6 +39,9 @@ def quire(*args, env=None, check=True):
     full_env = dict(os.environ)
     for k in ("QUIRE_TOKEN", "QUIRE_CLIENT_ID", "QUIRE_CLIENT_SECRET", "QUIRE_DATA"):
         full_env.pop(k, None)
+    # The default data folder must not be this machine's real one (a `quire up` credentials file there
+    # would make client verbs fetch tokens).
+    full_env["XDG_DATA_HOME"] = _EMPTY_DATA_HOME
     full_env.update(env or {})
     r = subprocess.run([QUIRE_BIN] + list(args), capture_output=True, env=full_env, timeout=60)
     if check:
@@ -186,26 +192,80 @@ def test_rotation_publishes_before_signing(stack):
     assert "%s  retired" % old_kid in listing and "%s  signing" % new_kid in listing, listing
 
 
-def test_cli_token_and_call_insert_the_token(stack, ctx, procs, tmp_path):
-    echo = Proc([QUIRE_BIN, "worker", "echo", "--broker", stack.broker.url, "--json"], tmp_path / "echo.log")
-    procs.append(echo)
-    wait_service(ctx, stack.broker.url, b"echo")
+class RecordingBroker(threading.Thread):
+    """A pyzmq ROUTER standing in for the broker, to see exactly what the CLI sends: it relays
+    `auth.token` to the real broker and answers anything else with the request's own frames."""
+
+    def __init__(self, ctx, stack):
+        super().__init__(daemon=True)
+        self.ctx, self.stack = ctx, stack
+        self.port = free_port()
+        self.url = "tcp://127.0.0.1:%d" % self.port
+        self.seen = []
+        self.stopping = threading.Event()
+        self.bound = threading.Event()
+
+    def run(self):
+        router = self.ctx.socket(zmq.ROUTER)
+        router.setsockopt(zmq.LINGER, 0)
+        router.bind(self.url)
+        self.bound.set()
+        try:
+            while not self.stopping.is_set():
+                if not router.poll(50, zmq.POLLIN):
+                    continue
+                msg = router.recv_multipart()
+                peer, header, command, service, body = msg[0], msg[1], msg[2], msg[3], msg[4:]
+                assert header == b"MDPC02" and command == b"\x01", msg
+                if service == b"auth.token":
+                    reply = self.stack.request(b"auth.token", body[0])
+                else:
+                    self.seen.append((service, body))
+                    reply = body
+                router.send_multipart([peer, b"MDPC02", b"\x03", service] + reply)
+        finally:
+            router.close()
+
+    def stop(self):
+        self.stopping.set()
+        self.join(timeout=3)
+
+
+@pytest.fixture
+def recording(stack, ctx):
+    r = RecordingBroker(ctx, stack)
+    r.start()
+    r.bound.wait(5)
+    yield r
+    r.stop()
+
+
+def test_cli_token_and_call_insert_the_token(stack, recording):
     env = dict(QUIRE_CLIENT_ID=stack.client["client_id"], QUIRE_CLIENT_SECRET=stack.client["client_secret"])
     token = quire("token", "--broker", stack.broker.url, env=env).stdout.decode().strip()
     assert stack.verify(token)["scope"] == "echo ocr"
-    # quire call puts the token into the first JSON frame; the echo worker sends it back.
-    r = quire("call", "echo", '{"hello":"world"}', "--broker", stack.broker.url, env=env)
-    echoed = json.loads(r.stdout.decode().splitlines()[0])
-    assert echoed["hello"] == "world"
-    assert stack.verify(echoed["token"])["sub"] == stack.client["client_id"]
-    # --token is presented as given.
-    r = quire("call", "echo", "{}", "--broker", stack.broker.url, "--token", token)
-    assert json.loads(r.stdout.decode().splitlines()[0]) == {"token": token}
-    # QUIRE_DATA/credentials.json is found without flags.
-    (stack.data / "credentials.json").write_text((tmp_path / "client.json").read_text())
+    # quire call puts a fresh token into the first JSON frame, the rest unchanged.
+    quire("call", "echo", '{"hello":"world"}', "second frame", "--broker", recording.url, env=env)
+    service, body = recording.seen[-1]
+    first = json.loads(body[0])
+    assert service == b"echo" and body[1] == b"second frame"
+    assert first["hello"] == "world"
+    assert stack.verify(first["token"])["sub"] == stack.client["client_id"]
+    # --token is presented as given; a frame that is not a JSON object, and mmi.*, go untouched.
+    quire("call", "echo", "{}", "--broker", recording.url, "--token", token)
+    assert json.loads(recording.seen[-1][1][0]) == {"token": token}
+    quire("call", "echo", "plain text", "--broker", recording.url, "--token", token)
+    assert recording.seen[-1][1] == [b"plain text"]
+    quire("call", "mmi.service", '{"x":1}', "--broker", recording.url, "--token", token)
+    assert recording.seen[-1][1] == [b'{"x":1}']
+    # The data folder's credentials.json is found without flags (QUIRE_DATA here; quire up's folder by default).
+    (stack.data / "credentials.json").write_text((stack.tmp_path / "client.json").read_text())
     os.chmod(stack.data / "credentials.json", 0o600)
-    r = quire("call", "echo", "{}", "--broker", stack.broker.url, env=dict(QUIRE_DATA=str(stack.data)))
-    assert "token" in json.loads(r.stdout.decode().splitlines()[0])
+    quire("call", "echo", "{}", "--broker", recording.url, env=dict(QUIRE_DATA=str(stack.data)))
+    assert stack.verify(json.loads(recording.seen[-1][1][0])["token"])["sub"] == stack.client["client_id"]
+    # No token source at all: the request goes without one.
+    quire("call", "echo", "{}", "--broker", recording.url)
+    assert recording.seen[-1][1] == [b"{}"]
     # Wrong credentials: exit 1 with the RFC 6749 code, the secret not repeated.
     r = quire("token", "--broker", stack.broker.url, check=False,
               env=dict(QUIRE_CLIENT_ID=stack.client["client_id"], QUIRE_CLIENT_SECRET="qs_wrong-wrong-wrong"))
