@@ -3,6 +3,7 @@ import Foundation
 import QuireBroker
 import QuireClient
 import QuireSupport
+import QuireTokens
 import QuireWire
 import QuireWorker
 import Synchronization
@@ -37,6 +38,9 @@ public struct BrokerBenchOptions: Sendable, Equatable {
     /// Publish stats (one snapshot per `statsInterval`) with a subscriber draining them, to measure
     /// what monitoring costs the broker.
     public var stats = false
+    /// Auth on: every request carries a token (the same one: a client reuses its token), which the broker
+    /// verifies (cached after the first time) and removes before the worker sees the request.
+    public var auth = false
     public var statsInterval: Milliseconds = 1_000
 
     public init() {}
@@ -92,6 +96,19 @@ public final class BrokerBenchmark: Sendable {
             configuration.statsBind = "tcp://127.0.0.1:*"
             configuration.statsInterval = options.statsInterval
         }
+        var token: String?
+        var authority: TokenAuthority?
+        let authDirectory = NSTemporaryDirectory() + "quire-bench-auth-\(getpid())"
+        defer { if options.auth { try? FileManager.default.removeItem(atPath: authDirectory) } }
+        if options.auth {
+            // A token worker's keys and one client, in a temporary folder; no rate limit in the way.
+            configuration.auth = AuthConfiguration(rateLimit: 1e9, burst: 1e9)
+            let made = try TokenAuthority(dataDirectory: authDirectory)
+            _ = try KeyStore(dataDirectory: authDirectory).ensureKey(now: epochSeconds())
+            let (client, secret) = try ClientRegistry(dataDirectory: authDirectory).add(name: "bench", scopes: [Self.service], now: epochSeconds())
+            token = try made.issue(.credentials(Credentials(clientID: client.id, clientSecret: secret))).get().accessToken
+            authority = made
+        }
         let broker = try Broker(configuration: configuration, context: brokerContext, logger: logger)
         let bound = DispatchSemaphore(value: 0)
         progress("Quire: starting the broker")
@@ -112,6 +129,15 @@ public final class BrokerBenchmark: Sendable {
             if Instant.now() >= deadline { throw BenchError("the Quire broker did not bind within 10 s") }
         }
         guard let endpoint = broker.boundEndpoint else { throw BenchError("the Quire broker has no bound endpoint") }
+        if let authority {
+            // The broker fetches the JWKS from auth.jwks when this worker registers.
+            let jwksContext = try Context()
+            rig.contexts.append(jwksContext)
+            let service = WorkerService(name: "auth.jwks", runsInline: true) { JWKSHandler(authority: authority) }
+            let worker = try Worker(configuration: WorkerConfiguration(broker: endpoint), service: service, context: jwksContext, logger: logger)
+            rig.workers.append(worker)
+            rig.workerThreads.append(BenchThread(name: "bench-jwks") { try worker.run() })
+        }
         let subscriber = try broker.boundStatsEndpoint.map { try StatsDrain(endpoint: $0) }
         defer {
             if let subscriber {
@@ -119,7 +145,16 @@ public final class BrokerBenchmark: Sendable {
                 progress("Quire: the stats subscriber received \(received) snapshots")
             }
         }
-        return try measure(rig: rig, name: options.stats ? "Quire (stats on)" : "Quire", endpoint: endpoint, dialect: .mdp02, requests: options.requests,
+        let payload = Array(repeating: UInt8(ascii: "q"), count: options.payloadBytes)
+        var body: [[UInt8]] = [payload]
+        var expected = body
+        if let token {
+            body = [Array(#"{"token":"\#(token)"}"#.utf8), payload]
+            expected = [Array("{}".utf8), payload]
+        }
+        let name = ["Quire"] + (options.stats ? ["stats on"] : []) + (options.auth ? ["auth on"] : [])
+        return try measure(rig: rig, name: name.count == 1 ? "Quire" : "Quire (\(name.dropFirst().joined(separator: ", ")))", endpoint: endpoint,
+                           dialect: .mdp02, requests: options.requests, body: body, expected: expected,
                            shared: options.sharedContext ? brokerContext : nil)
     }
 
@@ -173,7 +208,8 @@ public final class BrokerBenchmark: Sendable {
 
     /// Starts the workers and the client against `endpoint`, warms up, then measures. Workers and client
     /// get a context each unless `shared` is given.
-    private func measure(rig: Rig, name: String, endpoint: String, dialect: Dialect, requests: Int, shared: Context?) throws -> BrokerBenchResult {
+    private func measure(rig: Rig, name: String, endpoint: String, dialect: Dialect, requests: Int, body: [[UInt8]]? = nil, expected: [[UInt8]]? = nil,
+                         shared: Context?) throws -> BrokerBenchResult {
         let workerContext = try shared ?? Context()
         rig.contexts.append(workerContext)
         let configuration = WorkerConfiguration(broker: endpoint, dialect: dialect)
@@ -190,7 +226,8 @@ public final class BrokerBenchmark: Sendable {
         let client = try QuireClient(configuration: clientConfiguration, context: clientContext)
         rig.clients.append(client)
 
-        let body: [[UInt8]] = [Array(repeating: UInt8(ascii: "q"), count: options.payloadBytes)]
+        let body = body ?? [Array(repeating: UInt8(ascii: "q"), count: options.payloadBytes)]
+        let expected = expected ?? body
         let inFlight = options.inFlight
         let workers = rig.workers
         let threads = rig.workerThreads
@@ -202,7 +239,7 @@ public final class BrokerBenchmark: Sendable {
                 if let failed = threads.first(where: { $0.hasFinished }) {
                     throw BenchError("a worker stopped: \(failed.error.map { String(describing: $0) } ?? "it returned")")
                 }
-                _ = try await Self.pipelined(client, body: body, requests: warmup, inFlight: inFlight)
+                _ = try await Self.pipelined(client, body: body, expected: expected, requests: warmup, inFlight: inFlight)
             } while workers.contains(where: { $0.requestsServed == 0 })
         }
 
@@ -214,7 +251,7 @@ public final class BrokerBenchmark: Sendable {
         progress("\(name): \(requests) requests, \(inFlight) in flight")
         let stopThroughput = Instant.now() + phase
         let (completed, seconds) = try awaitBlocking("\(name): the throughput run", timeout: hardLimit) {
-            try await Self.pipelined(client, body: body, requests: requests, inFlight: inFlight, stopAt: stopThroughput)
+            try await Self.pipelined(client, body: body, expected: expected, requests: requests, inFlight: inFlight, stopAt: stopThroughput)
         }
         if completed < requests {
             progress("\(name): stopped at the \(phase.value) ms phase limit after \(completed) requests")
@@ -228,8 +265,8 @@ public final class BrokerBenchmark: Sendable {
         progress("\(name): \(latencyRequests) requests, one in flight")
         let samples = try awaitBlocking("\(name): the latency run", timeout: hardLimit) {
             // A few unmeasured round trips first: the connection is made on the first request.
-            _ = try await Self.sequential(latencyClient, body: body, requests: min(100, latencyRequests), stopAt: Instant.now() + phase)
-            return try await Self.sequential(latencyClient, body: body, requests: latencyRequests, stopAt: Instant.now() + phase)
+            _ = try await Self.sequential(latencyClient, body: body, expected: expected, requests: min(100, latencyRequests), stopAt: Instant.now() + phase)
+            return try await Self.sequential(latencyClient, body: body, expected: expected, requests: latencyRequests, stopAt: Instant.now() + phase)
         }
         if samples.count < latencyRequests {
             progress("\(name): stopped at the \(phase.value) ms phase limit after \(samples.count) sequential requests")
@@ -237,7 +274,7 @@ public final class BrokerBenchmark: Sendable {
         let latency = LatencySummary(nanoseconds: samples)
 
         return BrokerBenchResult(
-            broker: name, dialect: dialect.rawValue, workers: workers.count, inFlight: inFlight, requests: completed,
+            broker: name, dialect: dialect.rawValue, workers: options.workers, inFlight: inFlight, requests: completed,
             seconds: (seconds * 1_000).rounded() / 1_000,
             requestsPerSecond: (Double(completed) / seconds).rounded(),
             latencyRequests: samples.count,
@@ -249,7 +286,7 @@ public final class BrokerBenchmark: Sendable {
     /// `requests` echo requests with `inFlight` outstanding, no new one sent after `stopAt`; how many
     /// were answered and the seconds they took. Any error or a reply that is not the request fails the
     /// run: a number with failures in it would mislead.
-    static func pipelined(_ client: QuireClient, body: [[UInt8]], requests: Int, inFlight: Int,
+    static func pipelined(_ client: QuireClient, body: [[UInt8]], expected: [[UInt8]]? = nil, requests: Int, inFlight: Int,
                           stopAt: Instant = Instant(nanoseconds: .max)) async throws -> (completed: Int, seconds: Double) {
         let tickets = TicketCounter()
         let answered = TicketCounter()
@@ -259,7 +296,7 @@ public final class BrokerBenchmark: Sendable {
                 group.addTask {
                     while tickets.take() < requests, Instant.now() < stopAt {
                         let reply = try await client.request(service: service, body: body)
-                        guard reply == body else { throw BenchError("an echo reply differs from its request") }
+                        guard reply == (expected ?? body) else { throw BenchError("an echo reply differs from its request") }
                         _ = answered.take()
                     }
                 }
@@ -271,7 +308,7 @@ public final class BrokerBenchmark: Sendable {
 
     /// `requests` echo requests one after the other, none sent after `stopAt`; each round trip in
     /// nanoseconds.
-    static func sequential(_ client: QuireClient, body: [[UInt8]], requests: Int, stopAt: Instant) async throws -> [UInt64] {
+    static func sequential(_ client: QuireClient, body: [[UInt8]], expected: [[UInt8]]? = nil, requests: Int, stopAt: Instant) async throws -> [UInt64] {
         var samples: [UInt64] = []
         samples.reserveCapacity(requests)
         for _ in 0..<requests {
@@ -279,7 +316,7 @@ public final class BrokerBenchmark: Sendable {
             if start >= stopAt { break }
             let reply = try await client.request(service: service, body: body)
             samples.append(Instant.now().nanoseconds &- start.nanoseconds)
-            guard reply == body else { throw BenchError("an echo reply differs from its request") }
+            guard reply == (expected ?? body) else { throw BenchError("an echo reply differs from its request") }
         }
         return samples
     }
@@ -325,4 +362,11 @@ final class Rig {
             if clean { context.terminate() } else { context.shutdown() }
         }
     }
+}
+
+/// `auth.jwks` for the benchmark's broker: the public keys of its temporary token authority.
+private final class JWKSHandler: RequestHandler {
+    let authority: TokenAuthority
+    init(authority: TokenAuthority) { self.authority = authority }
+    func handle(_ request: WorkerRequest) throws -> [[UInt8]] { [authority.handleJWKSRequest()] }
 }

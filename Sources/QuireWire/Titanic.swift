@@ -131,6 +131,15 @@ public struct BrokerEnvelope: Sendable, Equatable {
         guard frame.first(where: { $0 != 0x20 && $0 != 0x0a && $0 != 0x0d && $0 != 0x09 }) == UInt8(ascii: "{") else {
             return .success((BrokerEnvelope(), frame))
         }
+        // The broker's hot path (auth on: a token in every request): take the member out with a scan
+        // of the top level instead of decoding and re-encoding the whole object.
+        if keys == ["token"] {
+            switch JSONScan.removeStringMember("token", from: frame) {
+            case .found(let value, let rest): return .success((BrokerEnvelope(token: value), rest))
+            case .absent: return .success((BrokerEnvelope(), frame))
+            case .unsure: break
+            }
+        }
         // Cheap test first: most frames carry none of the reserved keys.
         let text = String(decoding: frame, as: UTF8.self)
         guard keys.contains(where: { text.contains("\"\($0)\"") }) else { return .success((BrokerEnvelope(), frame)) }
@@ -165,5 +174,110 @@ public struct BrokerEnvelope: Sendable, Equatable {
             return .failure(WireError(.invalidJSON, "the first frame could not be re-encoded"))
         }
         return .success((envelope, Array(rest)))
+    }
+}
+
+/// A scan of a JSON object's top level, for taking one member out without decoding the rest.
+enum JSONScan {
+    enum Outcome: Equatable {
+        /// The member, a string without escapes, and the object without it.
+        case found(String, [UInt8])
+        /// A well-formed top level without the member.
+        case absent
+        /// Anything else (escapes in the value, another type, odd syntax): decode properly instead.
+        case unsure
+    }
+
+    static func removeStringMember(_ key: String, from frame: [UInt8]) -> Outcome {
+        let keyBytes = Array(key.utf8)
+        var i = 0
+        let n = frame.count
+        func skipSpace() { while i < n, frame[i] == 0x20 || frame[i] == 0x0a || frame[i] == 0x0d || frame[i] == 0x09 { i += 1 } }
+        /// Moves past a string starting at `i` (a quote); false when it does not end.
+        func skipString() -> Bool {
+            i += 1
+            while i < n {
+                if frame[i] == UInt8(ascii: "\\") { i += 2; continue }
+                if frame[i] == UInt8(ascii: "\"") { i += 1; return true }
+                i += 1
+            }
+            return false
+        }
+        /// Moves past any value starting at `i`.
+        func skipValue() -> Bool {
+            guard i < n else { return false }
+            switch frame[i] {
+            case UInt8(ascii: "\""):
+                return skipString()
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                var depth = 0
+                while i < n {
+                    switch frame[i] {
+                    case UInt8(ascii: "\""): if !skipString() { return false }; continue
+                    case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+                    case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                        depth -= 1
+                        if depth == 0 { i += 1; return true }
+                    default: break
+                    }
+                    i += 1
+                }
+                return false
+            default:
+                let start = i
+                while i < n, frame[i] != UInt8(ascii: ","), frame[i] != UInt8(ascii: "}"), frame[i] != 0x20, frame[i] != 0x0a,
+                      frame[i] != 0x0d, frame[i] != 0x09 { i += 1 }
+                return i > start
+            }
+        }
+        skipSpace()
+        guard i < n, frame[i] == UInt8(ascii: "{") else { return .unsure }
+        i += 1
+        var found: (memberStart: Int, memberEnd: Int, value: String)?
+        var previousComma: Int?
+        while true {
+            skipSpace()
+            guard i < n else { return .unsure }
+            if frame[i] == UInt8(ascii: "}") { break }
+            guard frame[i] == UInt8(ascii: "\"") else { return .unsure }
+            let memberStart = i
+            let keyStart = i + 1
+            guard skipString() else { return .unsure }
+            let keyEnd = i - 1
+            skipSpace()
+            guard i < n, frame[i] == UInt8(ascii: ":") else { return .unsure }
+            i += 1
+            skipSpace()
+            let valueStart = i
+            guard skipValue() else { return .unsure }
+            let memberEnd = i
+            if frame[keyStart..<keyEnd].elementsEqual(keyBytes) {
+                guard found == nil else { return .unsure }  // a duplicate member: let the decoder decide
+                guard frame[valueStart] == UInt8(ascii: "\""), !frame[valueStart..<memberEnd].contains(UInt8(ascii: "\\")) else { return .unsure }
+                let value = String(decoding: frame[(valueStart + 1)..<(memberEnd - 1)], as: UTF8.self)
+                found = (previousComma ?? memberStart, memberEnd, value)
+                if previousComma != nil { found?.memberStart = previousComma! }
+            }
+            skipSpace()
+            guard i < n else { return .unsure }
+            if frame[i] == UInt8(ascii: ",") {
+                if let f = found, f.memberEnd == memberEnd, previousComma == nil {
+                    // The first member: take the comma after it instead of one before it.
+                    i += 1
+                    found = (memberStart, i, f.value)
+                    continue
+                }
+                previousComma = i
+                i += 1
+                continue
+            }
+            guard frame[i] == UInt8(ascii: "}") else { return .unsure }
+            break
+        }
+        i += 1
+        skipSpace()
+        guard i == n else { return .unsure }
+        guard let found else { return .absent }
+        return .found(found.value, Array(frame[..<found.memberStart]) + Array(frame[found.memberEnd...]))
     }
 }

@@ -31,6 +31,8 @@ enum BenchCommand {
                                    report what they measured; the warm-up fails (15000)
           --shared-context         one ZeroMQ context (I/O thread) for broker, workers and client
                                    instead of one each as in separate processes
+          --auth                   tokens on: every request carries one, which the broker checks (a
+                                   token worker's keys in a temporary folder; no rate limit)
           --stats                  publish stats from the broker (one snapshot a second, a subscriber
                                    draining them), to measure what monitoring costs
           --json                   print a JSON object instead of the table
@@ -55,7 +57,7 @@ enum BenchCommand {
         let arguments = try Arguments(command: command, rest, valued: [
             "workers", "requests", "in-flight", "latency-requests", "warmup", "payload-bytes", "majortomo",
             "majortomo-requests", "request-timeout-ms", "phase-timeout-ms", "log-level",
-        ], booleans: ["json", "quiet", "shared-context", "stats"])
+        ], booleans: ["json", "quiet", "shared-context", "stats", "auth"])
         guard arguments.positionals.isEmpty else {
             throw UsageError(command: command, message: "unexpected argument '\(arguments.positionals[0])'")
         }
@@ -70,6 +72,7 @@ enum BenchCommand {
         if let v = try arguments.integer("request-timeout-ms", range: 1...3_600_000) { options.requestTimeout = Milliseconds(Int64(v)) }
         if let v = try arguments.integer("phase-timeout-ms", range: 1...86_400_000) { options.phaseTimeout = Milliseconds(Int64(v)) }
         options.sharedContext = arguments.flag("shared-context")
+        options.auth = arguments.flag("auth")
         options.stats = arguments.flag("stats")
         if let python = arguments.string("majortomo") {
             guard FileManager.default.isExecutableFile(atPath: python) else {

@@ -192,3 +192,38 @@ import Testing
         }
     }
 }
+
+@Suite struct TokenMemberScanTests {
+    @Test(arguments: [
+        (#"{"token":"t.o.k"}"#, "{}"),
+        (#"{"token":"t.o.k","a":1}"#, #"{"a":1}"#),
+        (#"{"a":1,"token":"t.o.k"}"#, #"{"a":1}"#),
+        (#"{"a":[1,{"token":"inner"}],"token":"t.o.k","b":"x\"y"}"#, #"{"a":[1,{"token":"inner"}],"b":"x\"y"}"#),
+        (#" { "token" : "t.o.k" , "a" : true } "#, #" {  "a" : true } "#),
+    ])
+    func theTokenIsTakenOutAndTheRestKept(_ input: String, _ rest: String) throws {
+        let (envelope, frame) = try BrokerEnvelope.split(Array(input.utf8), removing: ["token"]).get()
+        #expect(envelope.token == "t.o.k")
+        #expect(String(decoding: frame, as: UTF8.self) == rest)
+        #expect((try? JSONSerialization.jsonObject(with: Data(frame))) != nil)
+    }
+
+    @Test func framesWithoutATokenPassUntouched() throws {
+        let frame = Array(#"{"a":"token","b":{"token":"nested"}}"#.utf8)
+        let (envelope, rest) = try BrokerEnvelope.split(frame, removing: ["token"]).get()
+        #expect(envelope.token == nil)
+        #expect(rest == frame)
+    }
+
+    @Test(arguments: [#"{"token":5}"#, #"{"token":"a","token":"b"}"#, #"{"token":"t"#, #"{"token":"t"} x"#])
+    func oddFramesGoToTheDecoder(_ input: String) {
+        // Either a typed error or the decoder's reading; never a half-scanned frame.
+        switch BrokerEnvelope.split(Array(input.utf8), removing: ["token"]) {
+        case .success(let (envelope, rest)):
+            #expect(envelope.token != nil)
+            #expect((try? JSONSerialization.jsonObject(with: Data(rest))) != nil)
+        case .failure(let error):
+            #expect(error.code == .badRequest || error.code == .invalidJSON)
+        }
+    }
+}
