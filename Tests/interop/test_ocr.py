@@ -20,6 +20,7 @@ import random
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -83,10 +84,17 @@ def _free_port():
         return s.getsockname()[1]
 
 
+_DATA_HOME = tempfile.mkdtemp(prefix="quire-ocr-tests-data-")
+
+
 def _env():
     """The caller's environment without QUIRE_* settings that change the defaults asserted here
-    (QUIRE_TESSDATA stays: it says where the packs are)."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("QUIRE_") or k == "QUIRE_TESSDATA"}
+    (QUIRE_TESSDATA stays: it says where the packs are; QUIRE_AUTH=off from conftest stays: these tests
+    are about OCR, not tokens). `quire up`'s default data folder goes to a temporary place, never
+    this machine's real one."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("QUIRE_") or k in ("QUIRE_TESSDATA", "QUIRE_AUTH")}
+    env["XDG_DATA_HOME"] = tempfile.mkdtemp(dir=_DATA_HOME)
+    return env
 
 
 def _die_with_parent():

@@ -44,7 +44,8 @@ def rss_kib(pid):
 def test_thousand_requests_memory_flat(tmp_path):
     port = free_port()
     url = "tcp://127.0.0.1:%d" % port
-    env = {k: v for k, v in os.environ.items() if not k.startswith("QUIRE_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("QUIRE_") or k == "QUIRE_AUTH"}
+    env["XDG_DATA_HOME"] = str(tmp_path / "data-home")
     log = open(tmp_path / "up.log", "wb")
     up = subprocess.Popen([QUIRE_BIN, "up", "--bind", url, "--threads", "2"], stdout=subprocess.DEVNULL, stderr=log, env=env)
     ctx = zmq.Context()
