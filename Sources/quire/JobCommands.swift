@@ -86,17 +86,9 @@ enum JobCommands {
         let service = arguments.string("service") ?? "ocr"
         let configuration = try clientConfiguration(arguments)
 
-        var inputs: [(name: String, bytes: [UInt8])] = []
-        for file in files {
-            if file == "-" {
-                inputs.append(("-", Array(FileHandle.standardInput.readDataToEndOfFile())))
-            } else if let data = FileManager.default.contents(atPath: file) {
-                inputs.append((file, Array(data)))
-            } else {
-                printError("\(command): \(file): cannot read the file")
-                return 1
-            }
-        }
+        // Nothing is submitted unless every file can be read.
+        let (inputs, readFailures) = readInputs(files, command: command)
+        guard readFailures == 0 else { return 1 }
         guard let token = try jobToken(arguments, configuration: configuration) else { return 1 }
         var frames: [[[UInt8]]] = []
         for (index, input) in inputs.enumerated() {

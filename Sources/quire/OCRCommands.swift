@@ -145,6 +145,23 @@ enum UpCommand {
     }
 }
 
+/// Reads every named file (`-`: standard input), saying on standard error which could not be read.
+func readInputs(_ files: [String], command: String) -> (inputs: [(name: String, bytes: [UInt8])], failures: Int) {
+    var inputs: [(name: String, bytes: [UInt8])] = []
+    var failures = 0
+    for file in files {
+        if file == "-" {
+            inputs.append(("-", Array(FileHandle.standardInput.readDataToEndOfFile())))
+        } else if let data = FileManager.default.contents(atPath: file) {
+            inputs.append((file, Array(data)))
+        } else {
+            printError("\(command): \(file): cannot read the file")
+            failures += 1
+        }
+    }
+    return (inputs, failures)
+}
+
 /// The OCR options `quire recognize` and `quire submit` share, and the output format they imply.
 let ocrOptionNames: Set<String> = ["format", "languages", "mode", "pages", "dpi"]
 
@@ -213,18 +230,7 @@ enum RecognizeCommand {
         configuration.curve = try CurveOptions.client(arguments)
 
         // Read every input first: a missing file is reported before anything is sent.
-        var inputs: [(name: String, bytes: [UInt8])] = []
-        var readFailures = 0
-        for file in files {
-            if file == "-" {
-                inputs.append(("-", Array(FileHandle.standardInput.readDataToEndOfFile())))
-            } else if let data = FileManager.default.contents(atPath: file) {
-                inputs.append((file, Array(data)))
-            } else {
-                printError("quire recognize: \(file): cannot read the file")
-                readFailures += 1
-            }
-        }
+        let (inputs, readFailures) = readInputs(files, command: "quire recognize")
         var encodedRequest = Array(try JSONEncoder().encode(request))
         do {
             if let token = try ClientAuth.token(arguments, configuration: configuration, scope: nil) {

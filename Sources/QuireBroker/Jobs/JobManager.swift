@@ -67,15 +67,6 @@ final class JobManager {
 
     var activeCount: Int { active.count }
 
-    /// Queued jobs of `service` by priority (high, normal, low), retry-waiting ones included.
-    func queueDepth(service: String) -> [Int] {
-        var depth = [0, 0, 0]
-        for record in active.values where record.service == service && record.state == .queued {
-            depth[record.priority.rawValue] += 1
-        }
-        return depth
-    }
-
     // MARK: - Requests to titanic.*
 
     /// Handles one request to a `titanic.*` service. Replies that depend on a write are sent by ``commit``.
