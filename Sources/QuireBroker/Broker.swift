@@ -75,7 +75,7 @@ public final class Broker: Sendable {
         let bound = try socket.lastEndpoint
         endpoint.withLock { $0 = bound }
         let stats = try configuration.statsBind.map { (bind) throws(ZMQError) in
-            try StatsPublisher(context: context, bind: bind, interval: configuration.statsInterval, logger: logger)
+            try StatsPublisher(context: context, bind: bind, interval: configuration.statsInterval, curve: configuration.curve, logger: logger)
         }
         defer { stats?.close() }
         if let stats {

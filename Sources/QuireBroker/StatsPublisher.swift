@@ -19,9 +19,11 @@ final class StatsPublisher {
     private let pid = getpid()
     private let logger: Logger
 
-    init(context: Context, bind: String, interval: Milliseconds, logger: Logger) throws(ZMQError) {
+    /// With `curve`, subscribers must present a listed CURVE key, as on the broker's main socket.
+    init(context: Context, bind: String, interval: Milliseconds, curve: CurveServerSettings?, logger: Logger) throws(ZMQError) {
         let socket = try Socket(context: context, type: .pub)
         try socket.setSendHighWaterMark(64)
+        if let curve { try socket.setCurveServer(secretKey: curve.secretKey) }
         try socket.bind(bind)
         self.socket = socket
         self.endpoint = try socket.lastEndpoint

@@ -22,6 +22,7 @@ public struct ExporterError: Error, CustomStringConvertible, Sendable {
 /// after `requestTimeout`; nothing a client sends can stop the server.
 public final class Exporter: Sendable {
     public let statsEndpoint: String
+    private let curve: CurveClientSettings?
     public let listen: String
     public let requestTimeout: Milliseconds
     private let context: Context
@@ -33,8 +34,10 @@ public final class Exporter: Sendable {
     /// The most connections open at once; more are accepted and closed at once.
     static let maxConnections = 64
 
-    public init(statsEndpoint: String, listen: String, context: Context, logger: Logger, requestTimeout: Milliseconds = 10_000) throws(ZMQError) {
+    public init(statsEndpoint: String, listen: String, context: Context, logger: Logger, requestTimeout: Milliseconds = 10_000,
+                curve: CurveClientSettings? = nil) throws(ZMQError) {
         self.statsEndpoint = statsEndpoint
+        self.curve = curve
         self.listen = listen
         self.context = context
         self.logger = logger
@@ -63,7 +66,7 @@ public final class Exporter: Sendable {
         let listener = try Self.listenSocket(listen)
         defer { close(listener.fd) }
         port.store(listener.port, ordering: .releasing)
-        let subscriber = try StatsSubscriber(context: context, endpoint: statsEndpoint, events: false)
+        let subscriber = try StatsSubscriber(context: context, endpoint: statsEndpoint, events: false, curve: curve)
         defer { subscriber.close() }
         logger.notice("exporter listening", metadata: ["listen": listen, "port": String(listener.port), "stats": statsEndpoint])
         onListening(listener.port)

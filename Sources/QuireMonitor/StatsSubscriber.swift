@@ -17,8 +17,10 @@ public final class StatsSubscriber {
     public let socket: Socket
 
     /// Connects (ZeroMQ reconnects by itself when the broker is not there yet or restarts).
-    public init(context: Context, endpoint: String, events: Bool = true) throws(ZMQError) {
+    /// `curve`: the broker's CURVE key and this subscriber's pair, when its stats socket has CURVE on.
+    public init(context: Context, endpoint: String, events: Bool = true, curve: CurveClientSettings? = nil) throws(ZMQError) {
         let socket = try Socket(context: context, type: .sub)
+        try socket.applyCurve(curve)
         try socket.setReceiveHighWaterMark(1_000)
         try socket.setReconnectInterval(milliseconds: 200, maxMilliseconds: 2_000)
         try socket.subscribe(Array(StatsTopic.snapshot.utf8))

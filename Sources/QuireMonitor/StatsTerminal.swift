@@ -27,12 +27,15 @@ public final class StatsTerminal: Sendable {
     /// `once`: how long to wait for the first snapshot before failing.
     public let timeout: Milliseconds
     private let context: Context
+    private let curve: CurveClientSettings?
     private let wakeup: Wakeup
     private let stopRequested = Atomic<Bool>(false)
     private let resized = Atomic<Bool>(false)
 
-    public init(endpoint: String, output: Output, once: Bool, timeout: Milliseconds = 10_000, context: Context) throws(ZMQError) {
+    public init(endpoint: String, output: Output, once: Bool, timeout: Milliseconds = 10_000, context: Context,
+                curve: CurveClientSettings? = nil) throws(ZMQError) {
         self.endpoint = endpoint
+        self.curve = curve
         self.output = output
         self.once = once
         self.timeout = timeout
@@ -60,7 +63,8 @@ public final class StatsTerminal: Sendable {
     /// Runs until stopped (or, with `once`, until the first snapshot). Throws ``TimedOut`` when `once`
     /// sees no snapshot in time.
     public func run() throws {
-        let subscriber = try StatsSubscriber(context: context, endpoint: endpoint, events: { if case .json(true) = output { return true }; return false }())
+        let subscriber = try StatsSubscriber(context: context, endpoint: endpoint, events: { if case .json(true) = output { return true }; return false }(),
+                                              curve: curve)
         defer { subscriber.close() }
         let live = { if case .table = output { return !once && isatty(1) == 1 }; return false }()
         var view = TerminalView(endpoint: endpoint)

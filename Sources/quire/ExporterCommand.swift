@@ -15,13 +15,15 @@ enum ExporterCommand {
         Options (environment variable in brackets):
           --listen [HOST]:PORT   where to serve HTTP [QUIRE_EXPORTER_LISTEN] (default :9464, every interface)
           --stats ENDPOINT       the broker's stats socket [QUIRE_STATS] (default tcp://127.0.0.1:5556)
+          --curve-server-key K --curve-key FILE
+                                 when the broker has CURVE on (its stats socket too) [QUIRE_CURVE_SERVER_KEY, QUIRE_CURVE_KEY]
           --log-level LEVEL      [QUIRE_LOG_LEVEL] (info)
         """
 
     static func run(_ args: [String]) throws -> Int32 {
         if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
         let command = "quire exporter"
-        let arguments = try Arguments(command: command, args, valued: ["listen", "stats", "log-level"])
+        let arguments = try Arguments(command: command, args, valued: ["listen", "stats", "log-level", "curve-server-key", "curve-key"])
         guard arguments.positionals.isEmpty else {
             throw UsageError(command: command, message: "unexpected argument '\(arguments.positionals[0])'")
         }
@@ -33,7 +35,8 @@ enum ExporterCommand {
         let endpoint = arguments.string("stats") ?? environment["QUIRE_STATS"] ?? "tcp://127.0.0.1:5556"
         let logger = try makeLogger("quire.exporter", arguments)
         let context = try Context()
-        let exporter = try Exporter(statsEndpoint: endpoint, listen: listen, context: context, logger: logger)
+        let exporter = try Exporter(statsEndpoint: endpoint, listen: listen, context: context, logger: logger,
+                                    curve: try CurveOptions.client(arguments))
         let signals = SignalWatcher { number in
             logger.notice("signal received; stopping", metadata: ["signal": String(number)])
             exporter.stop()

@@ -16,6 +16,8 @@ enum StatsCommand {
 
         Options (environment variable in brackets):
           --stats ENDPOINT     the broker's stats socket [QUIRE_STATS] (default tcp://127.0.0.1:5556)
+          --curve-server-key K --curve-key FILE
+                               when the broker has CURVE on (its stats socket too) [QUIRE_CURVE_SERVER_KEY, QUIRE_CURVE_KEY]
           --json               print the raw snapshots as JSON lines instead of the table
           --events             with --json, print the events (worker joined/lost, job dead) too
           --once               print one snapshot and exit (status 1 when none comes in time)
@@ -25,7 +27,7 @@ enum StatsCommand {
     static func run(_ args: [String]) throws -> Int32 {
         if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
         let command = "quire stats"
-        let arguments = try Arguments(command: command, args, valued: ["stats", "timeout-ms", "log-level"], booleans: ["json", "once", "events"])
+        let arguments = try Arguments(command: command, args, valued: ["stats", "timeout-ms", "log-level", "curve-server-key", "curve-key"], booleans: ["json", "once", "events"])
         guard arguments.positionals.isEmpty else {
             throw UsageError(command: command, message: "unexpected argument '\(arguments.positionals[0])'")
         }
@@ -36,7 +38,8 @@ enum StatsCommand {
         let timeout = Milliseconds(Int64(try arguments.integer("timeout-ms", range: 1...3_600_000) ?? 10_000))
         let context = try Context()
         let terminal = try StatsTerminal(endpoint: endpoint, output: arguments.flag("json") ? .json(events: arguments.flag("events")) : .table,
-                                         once: arguments.flag("once"), timeout: timeout, context: context)
+                                         once: arguments.flag("once"), timeout: timeout, context: context,
+                                         curve: try CurveOptions.client(arguments))
         let signals = SignalWatcher(signals: [SIGTERM, SIGINT, SIGWINCH]) { number in
             if number == SIGWINCH { terminal.windowChanged() } else { terminal.stop() }
         }

@@ -4,6 +4,7 @@ A listed client key gets through, an unlisted key does not, plain TCP does not, 
 CURVE on but no ZAP handler (no --curve-allow) refuses to start: libzmq 4.3.4 would admit anyone.
 """
 
+import json
 import time
 
 import pytest
@@ -133,3 +134,24 @@ def test_cli_rejects_half_a_curve_configuration(curve):
     assert r.returncode == 2 and b"--curve-server-key" in r.stderr
     r = quire("broker", "--curve-allow", str(curve.allow), check=False)
     assert r.returncode == 2 and b"--curve-secret-key" in r.stderr
+
+
+def test_the_stats_socket_has_curve_too(curve, ctx, procs, tmp_path):
+    """With CURVE on, the stats PUB socket admits only listed subscribers, and `quire stats` is one."""
+    url = "tcp://127.0.0.1:%d" % free_port()
+    stats = "tcp://127.0.0.1:%d" % free_port()
+    broker = Proc([QUIRE_BIN, "broker", "--bind", url, "--stats", stats, "--stats-interval-ms", "200",
+                   "--curve-secret-key", curve.path("server", "key"), "--curve-allow", str(curve.allow)],
+                  tmp_path / "curve-stats-broker.log")
+    procs.append(broker)
+    r = quire("stats", "--once", "--json", "--stats", stats, "--timeout-ms", "10000",
+              "--curve-server-key", curve.path("server", "pub"), "--curve-key", curve.path("listed", "key"))
+    snapshot = json.loads(r.stdout.decode().splitlines()[0])
+    assert snapshot["sequence"] >= 1
+    # Plain and unlisted subscribers hear nothing.
+    for who in ("unlisted", None):
+        args = ["stats", "--once", "--json", "--stats", stats, "--timeout-ms", "1500"]
+        if who:
+            args += ["--curve-server-key", curve.path("server", "pub"), "--curve-key", curve.path(who, "key")]
+        r = quire(*args, check=False)
+        assert r.returncode == 1 and b"no stats snapshot" in r.stderr, (who, r)
