@@ -1,26 +1,54 @@
 # Quire: one image for every role. Compose services differ only in `command:` (broker, worker ocr,
 # worker token, exporter, and the client verbs).
 #
-# Default build, from source (needs a registry for the official Swift image):
+# From source (needs a registry for the official Swift image):
 #   docker build -t quire .
 # From a static binary already built on a Debian 12 host (what scripts/docker-smoke does where no
 # registry answers; the base image then comes from scripts/docker-base):
 #   swift build -c release --static-swift-stdlib --product quire
 #   mkdir ctx && cp .build/release/quire ctx/
-#   docker build --target prebuilt --build-arg RUNTIME_IMAGE=quire-base:bookworm-slim -t quire -f Dockerfile ctx
+#   docker build --build-arg QUIRE_BINARY=quire --build-arg BUILD_IMAGE=quire-base:bookworm-slim \
+#     --build-arg RUNTIME_IMAGE=quire-base:bookworm-slim -t quire -f Dockerfile ctx
 #
-# Stage order matters: the classic builder (Debian's docker.io, docker-compose 1.29) builds every stage
-# up to --target, so `prebuilt` comes before the stage that needs the Swift image.
+# Two stages and no optional ones: the classic builder (Debian's docker.io 20.10, docker-compose 1.29)
+# builds every stage before the target, so the choice between compiling and taking a binary is made
+# by a build argument inside the build stage, not by picking a stage.
 #
 # Build arguments:
-#   SWIFT_IMAGE          the official Swift image for the build stage
+#   BUILD_IMAGE          the build stage's image: the official Swift image, or any Debian 12 image
+#                        when QUIRE_BINARY is given
+#   QUIRE_BINARY         path in the build context of a static quire binary to use instead of compiling
 #   RUNTIME_IMAGE        Debian 12 for the runtime (debian:bookworm-slim, or a local import of it)
 #   TESSERACT_LANGUAGES  Debian language packs to install, by Tesseract code ("eng osd"; e.g. "eng osd deu fra")
 
-ARG SWIFT_IMAGE=swift:6.3-bookworm
+ARG BUILD_IMAGE=swift:6.3-bookworm
 ARG RUNTIME_IMAGE=debian:bookworm-slim
 
-# ---- runtime: Debian's shared libraries, language packs, an unprivileged user -------------------
+# ---- build: compile with the Swift toolchain, or take the binary from the context ---------------
+FROM ${BUILD_IMAGE} AS build
+ARG QUIRE_BINARY=""
+# The C libraries' headers for the compiler (only when compiling: this layer is cached apart from
+# the sources).
+RUN set -eux; \
+    if [ -z "$QUIRE_BINARY" ]; then \
+        export DEBIAN_FRONTEND=noninteractive; \
+        apt-get update; \
+        apt-get install -y --no-install-recommends \
+            libzmq3-dev libtesseract-dev libleptonica-dev libsodium-dev libsqlite3-dev libheif-dev; \
+        rm -rf /var/lib/apt/lists/*; \
+    fi
+WORKDIR /src
+# SwiftPM wants every target's directory, the test targets' too (.dockerignore leaves out .build).
+COPY . ./
+RUN set -eux; \
+    if [ -n "$QUIRE_BINARY" ]; then \
+        install -D -m 0755 "$QUIRE_BINARY" /out/quire; \
+    else \
+        swift build -c release --static-swift-stdlib --product quire; \
+        install -D -m 0755 "$(swift build -c release --show-bin-path)/quire" /out/quire; \
+    fi
+
+# ---- runtime: Debian's shared libraries, language packs, an unprivileged user, the binary -------
 FROM ${RUNTIME_IMAGE} AS runtime
 ARG TESSERACT_LANGUAGES="eng osd"
 RUN set -eux; \
@@ -60,29 +88,6 @@ HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
 ENTRYPOINT ["quire"]
 CMD ["broker"]
 
-# ---- prebuilt: a static binary from the build context (Debian 12 host) -------------------------
-FROM runtime AS prebuilt
-COPY quire /usr/local/bin/quire
-RUN ["quire", "--version"]
-
-# ---- build: the official Swift image -----------------------------------------------------------
-FROM ${SWIFT_IMAGE} AS build
-RUN set -eux; \
-    export DEBIAN_FRONTEND=noninteractive; \
-    apt-get update; \
-    apt-get install -y --no-install-recommends \
-        libzmq3-dev libtesseract-dev libleptonica-dev libsodium-dev libsqlite3-dev libheif-dev; \
-    rm -rf /var/lib/apt/lists/*
-WORKDIR /src
-# Package manifest first: editing sources does not invalidate the apt layer above.
-COPY Package.swift ./
-COPY Sources ./Sources
-COPY Tests ./Tests
-RUN set -eux; \
-    swift build -c release --static-swift-stdlib --product quire; \
-    install -D -m 0755 "$(swift build -c release --show-bin-path)/quire" /out/quire
-
-# ---- release (default target): runtime + the binary built above --------------------------------
-FROM runtime AS release
 COPY --from=build /out/quire /usr/local/bin/quire
+# Fails the build if a library is missing or the binary is not for this system.
 RUN ["quire", "--version"]
