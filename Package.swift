@@ -15,6 +15,8 @@ let package = Package(
         .library(name: "QuireBroker", targets: ["QuireBroker"]),
         .library(name: "QuireWorker", targets: ["QuireWorker"]),
         .library(name: "QuireClient", targets: ["QuireClient"]),
+        .library(name: "QuireStats", targets: ["QuireStats"]),
+        .library(name: "QuireTokens", targets: ["QuireTokens"]),
     ],
     targets: [
         .systemLibrary(name: "CZeroMQ", providers: [.apt(["libzmq3-dev"])]),
@@ -26,24 +28,32 @@ let package = Package(
         .target(name: "QuireSupport"),
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
         .target(name: "QuireWire"),
-        .target(name: "QuireBroker", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport"]),
-        .target(name: "QuireWorker", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport"]),
+        .target(name: "QuireBroker", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport", "QuireStats", "CSQLite"]),
+        .target(name: "QuireWorker", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport", "QuireStats"]),
+        // Stats: the snapshot model, histogram and renderers (no sockets), and the monitoring tools
+        // that subscribe to the broker's stats socket (terminal view, Prometheus exporter).
+        .target(name: "QuireStats", dependencies: ["QuireSupport"]),
+        .target(name: "QuireMonitor", dependencies: ["QuireStats", "ZeroMQ", "QuireSupport"]),
         .target(name: "QuireClient", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport"]),
+        .target(name: "QuireTokens", dependencies: ["CSodium", "QuireWire", "QuireSupport"]),
         .target(name: "Tesseract", dependencies: ["CTesseract", "CHeif"]),
         .target(name: "QuireOCR", dependencies: ["Tesseract", "QuireWire", "QuireWorker", "QuireSupport"]),
         .target(
             name: "QuireBench",
-            dependencies: ["QuireBroker", "QuireWorker", "QuireClient", "QuireOCR", "Tesseract", "QuireWire", "QuireSupport", "ZeroMQ"]
+            dependencies: ["QuireBroker", "QuireWorker", "QuireClient", "QuireOCR", "Tesseract", "QuireWire", "QuireSupport", "ZeroMQ", "QuireTokens"]
         ),
 
         .executableTarget(
             name: "quire",
-            dependencies: ["QuireBroker", "QuireWorker", "QuireClient", "QuireWire", "QuireSupport", "ZeroMQ", "QuireBench", "QuireOCR"]
+            dependencies: ["QuireBroker", "QuireWorker", "QuireClient", "QuireWire", "QuireSupport", "ZeroMQ", "QuireBench", "QuireOCR",
+                           "QuireStats", "QuireMonitor", "QuireTokens"]
         ),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "QuireWireTests", dependencies: ["QuireWire"]),
-        .testTarget(name: "QuireBrokerTests", dependencies: ["QuireBroker", "QuireWire"]),
+        .testTarget(name: "QuireBrokerTests", dependencies: ["QuireBroker", "QuireWire", "QuireStats", "ZeroMQ", "QuireSupport"]),
+        .testTarget(name: "QuireStatsTests", dependencies: ["QuireStats", "QuireMonitor", "QuireSupport"]),
+        .testTarget(name: "QuireTokensTests", dependencies: ["QuireTokens", "QuireWire", "QuireSupport"]),
         .testTarget(name: "QuireOCRTests", dependencies: ["QuireOCR", "QuireWire", "Tesseract"]),
         .testTarget(
             name: "QuireEndToEndTests",

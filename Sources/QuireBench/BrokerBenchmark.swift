@@ -34,6 +34,10 @@ public struct BrokerBenchOptions: Sendable, Equatable {
     /// One ZeroMQ context (one libzmq I/O thread instead of three) for the broker, the workers and the
     /// client, instead of one each as separate processes would have. Not how Quire is deployed.
     public var sharedContext = false
+    /// Publish stats (one snapshot per `statsInterval`) with a subscriber draining them, to measure
+    /// what monitoring costs the broker.
+    public var stats = false
+    public var statsInterval: Milliseconds = 1_000
 
     public init() {}
 }
@@ -83,7 +87,12 @@ public final class BrokerBenchmark: Sendable {
         defer { rig.tearDown() }
         let brokerContext = try Context()
         rig.contexts.append(brokerContext)
-        let broker = try Broker(configuration: BrokerConfiguration(bind: "tcp://127.0.0.1:*"), context: brokerContext, logger: logger)
+        var configuration = BrokerConfiguration(bind: "tcp://127.0.0.1:*")
+        if options.stats {
+            configuration.statsBind = "tcp://127.0.0.1:*"
+            configuration.statsInterval = options.statsInterval
+        }
+        let broker = try Broker(configuration: configuration, context: brokerContext, logger: logger)
         let bound = DispatchSemaphore(value: 0)
         progress("Quire: starting the broker")
         let thread = BenchThread(name: "bench-broker") {
@@ -103,7 +112,14 @@ public final class BrokerBenchmark: Sendable {
             if Instant.now() >= deadline { throw BenchError("the Quire broker did not bind within 10 s") }
         }
         guard let endpoint = broker.boundEndpoint else { throw BenchError("the Quire broker has no bound endpoint") }
-        return try measure(rig: rig, name: "Quire", endpoint: endpoint, dialect: .mdp02, requests: options.requests,
+        let subscriber = try broker.boundStatsEndpoint.map { try StatsDrain(endpoint: $0) }
+        defer {
+            if let subscriber {
+                let received = subscriber.stop()
+                progress("Quire: the stats subscriber received \(received) snapshots")
+            }
+        }
+        return try measure(rig: rig, name: options.stats ? "Quire (stats on)" : "Quire", endpoint: endpoint, dialect: .mdp02, requests: options.requests,
                            shared: options.sharedContext ? brokerContext : nil)
     }
 
@@ -271,7 +287,7 @@ public final class BrokerBenchmark: Sendable {
 
 /// Workers and clients against one broker, torn down in order whatever happened: stop the workers,
 /// stop the broker, close the clients, terminate the contexts. Owned by the benchmark's thread.
-private final class Rig {
+final class Rig {
     let logger: Logger
     var workers: [Worker] = []
     var workerThreads: [BenchThread] = []

@@ -23,6 +23,17 @@ public struct BrokerConfiguration: Sendable, Equatable {
     public var maxMessageBytes: Int
     /// The most frames one message may have.
     public var maxFrames: Int
+    /// Durable jobs (`titanic.*`): on when a data folder is given.
+    public var jobs: JobConfiguration?
+    /// Where the stats PUB socket binds (`quire.stats` snapshots, `quire.event` events); `nil`: no stats socket.
+    public var statsBind: String?
+    /// How often a stats snapshot is published.
+    public var statsInterval: Milliseconds
+    /// How much history the wait and run percentiles cover.
+    public var statsWindow: Milliseconds
+    /// CURVE encryption and client authentication on the broker's socket; `nil`: plain TCP. The
+    /// broker refuses to start with CURVE on unless a ``ZAPHandler`` is bound in its context.
+    public var curve: CurveServerSettings?
 
     public init(
         bind: String = "tcp://*:5555",
@@ -33,7 +44,12 @@ public struct BrokerConfiguration: Sendable, Equatable {
         maxAttempts: Int = 3,
         maxQueuedRequests: Int = 10_000,
         maxMessageBytes: Int = 64 << 20,
-        maxFrames: Int = 64
+        maxFrames: Int = 64,
+        jobs: JobConfiguration? = nil,
+        statsBind: String? = nil,
+        statsInterval: Milliseconds = 1_000,
+        statsWindow: Milliseconds = 60_000,
+        curve: CurveServerSettings? = nil
     ) {
         self.bind = bind
         self.heartbeatInterval = heartbeatInterval
@@ -44,6 +60,11 @@ public struct BrokerConfiguration: Sendable, Equatable {
         self.maxQueuedRequests = maxQueuedRequests
         self.maxMessageBytes = maxMessageBytes
         self.maxFrames = maxFrames
+        self.jobs = jobs
+        self.statsBind = statsBind
+        self.statsInterval = statsInterval
+        self.statsWindow = statsWindow
+        self.curve = curve
     }
 
     /// The defaults, overridden by `QUIRE_*` environment variables where set. Values that do not parse
@@ -59,6 +80,9 @@ public struct BrokerConfiguration: Sendable, Equatable {
         if let v = try reader.integer("QUIRE_MAX_ATTEMPTS", range: 1...100) { maxAttempts = v }
         if let v = try reader.integer("QUIRE_MAX_QUEUED_REQUESTS", range: 1...10_000_000) { maxQueuedRequests = v }
         if let v = try reader.integer("QUIRE_MAX_MESSAGE_BYTES", range: 1024...(1 << 31)) { maxMessageBytes = v }
+        jobs = try JobConfiguration(environment: environment)
+        if let v = reader.string("QUIRE_STATS_BIND"), !v.isEmpty { statsBind = v }
+        if let v = try reader.milliseconds("QUIRE_STATS_INTERVAL_MS") { statsInterval = v }
     }
 
     /// The hard per-frame limit given to libzmq (`ZMQ_MAXMSGSIZE`): above the broker's own limit so that

@@ -18,6 +18,13 @@ public enum BrokerEvent: Sendable, Equatable {
 public enum BrokerAction: Sendable, Equatable {
     case send(peer: [UInt8], frames: [[UInt8]])
     case log(Logger.Level, String, [String: String])
+    /// A request to one of the broker's own `titanic.*` services, for the job manager.
+    case titanic(peer: [UInt8], dialect: Dialect, service: String, body: [[UInt8]])
+    /// The final reply to a job's request (``BrokerState/submitJob(tag:service:body:now:)``).
+    case jobReply(tag: UInt64, body: [[UInt8]])
+    /// A job's request failed without a reply: its worker was lost, or it found no worker in time.
+    /// `reachedWorker` is false when no worker ever received it (the attempt does not count).
+    case jobFailed(tag: UInt64, error: WireError, reachedWorker: Bool)
 }
 
 /// Counters the broker keeps; the stats publisher reads them.
@@ -41,6 +48,8 @@ public struct BrokerCounters: Sendable, Equatable {
 public struct BrokerState: Sendable {
     public let configuration: BrokerConfiguration
     public private(set) var counters = BrokerCounters()
+    /// Figures for the stats socket (`BrokerStatistics.swift`); the broker loop sets its start time.
+    public var statistics = BrokerStatistics()
 
     struct Worker: Sendable {
         let identity: [UInt8]
@@ -58,7 +67,10 @@ public struct BrokerState: Sendable {
 
     struct Request: Sendable {
         let id: UInt64
+        /// The client's identity; empty for a job's request.
         let client: [UInt8]
+        /// Set for a durable job's request: its replies go to the job manager, not to a peer.
+        var jobTag: UInt64? = nil
         let clientDialect: Dialect
         let service: String
         let body: [[UInt8]]
@@ -96,6 +108,39 @@ public struct BrokerState: Sendable {
     public var inFlightCount: Int { inFlight.count }
     public var workerTotal: Int { workers.count }
     public var serviceNames: [String] { services.keys.sorted() }
+
+    /// Whether a durable job for `service` would go to a worker at once: an idle worker that no queued
+    /// request has claimed. The job manager keeps jobs in its own priority lanes until then.
+    public func canTakeJob(service: String) -> Bool {
+        guard !stopping, let record = services[service] else { return false }
+        return record.idle.count > record.queue.count
+    }
+
+    /// Hands one attempt of a durable job to the service's workers. Its reply comes back as
+    /// ``BrokerAction/jobReply(tag:body:)``, a failure as ``BrokerAction/jobFailed(tag:error:reachedWorker:)``.
+    public mutating func submitJob(tag: UInt64, service: String, body: [[UInt8]], now: Instant) -> [BrokerAction] {
+        var actions: [BrokerAction] = []
+        var request = Request(id: nextRequestID, client: [], clientDialect: .mdp02, service: service, body: body,
+                              deadline: now + configuration.requestTimeout, attempts: 0)
+        request.jobTag = tag
+        nextRequestID &+= 1
+        services[service, default: Service()].queue.append(request)
+        dispatch(service: service, now: now, into: &actions)
+        return actions
+    }
+
+    /// A FINAL reply from one of the broker's own services to a client.
+    public mutating func reply(to peer: [UInt8], dialect: Dialect, service: String, body: [[UInt8]]) -> [BrokerAction] {
+        var actions: [BrokerAction] = []
+        counters.repliesSent += 1
+        if let frames = MajordomoCodec.clientReply(dialect, .final, service: service, body: body) {
+            send(peer, frames, into: &actions)
+        }
+        return actions
+    }
+
+    /// Services that have workers now.
+    public var servicesWithWorkers: [String] { services.compactMap { $0.value.workerCount > 0 ? $0.key : nil } }
 
     // MARK: - Events
 
@@ -159,9 +204,14 @@ public struct BrokerState: Sendable {
                 answerMMI(peer: peer, dialect: dialect, service: service, body: body, into: &actions)
                 return
             }
+            if service.hasPrefix("titanic.") {
+                actions.append(.titanic(peer: peer, dialect: dialect, service: service, body: body))
+                return
+            }
             enqueue(client: peer, dialect: dialect, service: service, body: body, now: now, into: &actions)
 
         case .success(.worker(let dialect, let command)):
+            statistics.workerMessage(peer, command: command, frames: frames, now: now)
             workerMessage(peer: peer, dialect: dialect, command: command, now: now, into: &actions)
         }
     }
@@ -201,6 +251,7 @@ public struct BrokerState: Sendable {
         nextRequestID &+= 1
         record.queue.append(request)
         services[service] = record
+        statistics.requestQueued(id: request.id, service: service, body: body, now: now)
         dispatch(service: service, now: now, into: &actions)
     }
 
@@ -264,15 +315,24 @@ public struct BrokerState: Sendable {
                 return
             }
             if kind == .partial {
+                if request.jobTag != nil { return }
+                statistics.partialForwarded(service: request.service, body: body)
                 if let frames = MajordomoCodec.clientReply(request.clientDialect, .partial, service: request.service, body: body) {
                     send(request.client, frames, into: &actions)
                 }
                 return
             }
             inFlight[requestID] = nil
-            counters.repliesSent += 1
-            if let frames = MajordomoCodec.clientReply(request.clientDialect, .final, service: request.service, body: body) {
-                send(request.client, frames, into: &actions)
+            if let tag = request.jobTag {
+                // Jobs are counted as jobs by the job manager, not as requests.
+                statistics.requestAbandoned(id: requestID)
+                actions.append(.jobReply(tag: tag, body: body))
+            } else {
+                statistics.requestCompleted(id: requestID, service: request.service, worker: peer, body: body, now: now)
+                counters.repliesSent += 1
+                if let frames = MajordomoCodec.clientReply(request.clientDialect, .final, service: request.service, body: body) {
+                    send(request.client, frames, into: &actions)
+                }
             }
             worker.request = nil
             worker.busyDeadline = nil
@@ -283,7 +343,7 @@ public struct BrokerState: Sendable {
     }
 
     private mutating func register(peer: [UInt8], dialect: Dialect, service: String, now: Instant, into actions: inout [BrokerAction]) {
-        if service.hasPrefix("mmi.") {
+        if service.hasPrefix("mmi.") || service.hasPrefix("titanic.") {
             actions.append(.log(.warning, "worker tried to serve a reserved service; disconnecting it", ["peer": hex(peer), "service": service]))
             send(peer, MajordomoCodec.workerDisconnect(dialect), into: &actions)
             counters.workersDisconnected += 1
@@ -299,6 +359,7 @@ public struct BrokerState: Sendable {
         record.workerCount += 1
         record.idle.append(peer)
         services[service] = record
+        statistics.workerJoined(peer, service: service, now: now)
         actions.append(.log(.info, "worker ready", ["peer": hex(peer), "service": service, "dialect": dialect.rawValue]))
         dispatch(service: service, now: now, into: &actions)
     }
@@ -313,6 +374,7 @@ public struct BrokerState: Sendable {
     /// `worker_lost` when its attempts are used up.
     private mutating func removeWorker(_ peer: [UInt8], now: Instant, into actions: inout [BrokerAction], disconnect: Bool) {
         guard let worker = workers.removeValue(forKey: peer) else { return }
+        statistics.workerLost(peer, service: worker.service, dropped: disconnect)
         if disconnect {
             send(peer, MajordomoCodec.workerDisconnect(worker.dialect), into: &actions)
             counters.workersDisconnected += 1
@@ -322,12 +384,20 @@ public struct BrokerState: Sendable {
         record.idle.removeAll { $0 == peer }
         services[worker.service] = record
         if let requestID = worker.request, var request = inFlight.removeValue(forKey: requestID) {
-            if request.attempts >= configuration.maxAttempts {
+            if let tag = request.jobTag {
+                // The job manager counts a job's attempts across restarts and decides about retries.
+                statistics.requestAbandoned(id: requestID)
+                let reached = request.attempts > 0
+                actions.append(.jobFailed(tag: tag, error: WireError(.workerLost, "the worker holding the job was lost", service: request.service),
+                                          reachedWorker: reached))
+            } else if request.attempts >= configuration.maxAttempts {
+                statistics.requestAbandoned(id: requestID)
                 replyError(to: request.client, dialect: request.clientDialect, service: request.service,
                            WireError(.workerLost, "\(request.attempts) workers lost the request in turn",
                                      service: request.service, attempts: request.attempts), into: &actions)
             } else {
                 counters.requestsRequeued += 1
+                statistics.requestRequeued(id: request.id, service: request.service, now: now)
                 request.deadline = now + configuration.requestTimeout
                 services[worker.service, default: Service()].queue.prepend(request)
                 actions.append(.log(.info, "requeued a request its worker lost", ["service": request.service, "attempts": String(request.attempts)]))
@@ -349,6 +419,7 @@ public struct BrokerState: Sendable {
             workers[identity] = worker
             send(identity, MajordomoCodec.workerRequest(worker.dialect, address: Self.address(of: request.id), body: request.body), into: &actions)
             inFlight[request.id] = request
+            statistics.requestDispatched(id: request.id, service: service, now: now)
         }
         services[service] = record
     }
@@ -387,6 +458,11 @@ public struct BrokerState: Sendable {
             if expired.isEmpty { continue }
             services[name] = record
             for request in expired {
+                statistics.requestAbandoned(id: request.id)
+                if let tag = request.jobTag {
+                    actions.append(.jobFailed(tag: tag, error: WireError(.timeout, "no worker took the job in time", service: name), reachedWorker: false))
+                    continue
+                }
                 let error = record.workerCount == 0
                     ? WireError(.serviceUnavailable, "no worker for service '\(name)' took the request within \(configuration.requestTimeout.value) ms", service: name)
                     : WireError(.timeout, "the request waited \(configuration.requestTimeout.value) ms in the queue for '\(name)'", service: name)
@@ -399,13 +475,15 @@ public struct BrokerState: Sendable {
         stopping = true
         for (name, var record) in services {
             while let request = record.queue.popFirst() {
+                // Jobs stay in the store and run again after the restart.
+                if request.jobTag != nil { continue }
                 replyError(to: request.client, dialect: request.clientDialect, service: name,
                            WireError(.shuttingDown, "the broker is shutting down", service: name), into: &actions)
             }
             record.idle.removeAll()
             services[name] = record
         }
-        for (_, request) in inFlight {
+        for (_, request) in inFlight where request.jobTag == nil {
             replyError(to: request.client, dialect: request.clientDialect, service: request.service,
                        WireError(.shuttingDown, "the broker is shutting down", service: request.service), into: &actions)
         }
@@ -420,6 +498,7 @@ public struct BrokerState: Sendable {
 
     private mutating func replyError(to client: [UInt8], dialect: Dialect, service: String, _ error: WireError, into actions: inout [BrokerAction]) {
         count(error.code)
+        statistics.errorSent(service: service, code: error.code)
         if let frames = MajordomoCodec.clientReply(dialect, .final, service: service, body: [error.jsonFrame]) {
             send(client, frames, into: &actions)
         }

@@ -21,13 +21,17 @@ public struct ClientConfiguration: Sendable, Equatable {
     /// Requests in flight at once. Each has its own DEALER connection, as MDP allows one outstanding
     /// request per connection; further requests wait in the client.
     public var maxInFlight: Int
+    /// CURVE towards a broker that has it on (`--curve-server-key`, `--curve-key`); `nil`: plain TCP.
+    public var curve: CurveClientSettings?
 
-    public init(broker: String = "tcp://127.0.0.1:5555", dialect: Dialect = .mdp02, timeout: Milliseconds = 30_000, retries: Int = 2, maxInFlight: Int = 64) {
+    public init(broker: String = "tcp://127.0.0.1:5555", dialect: Dialect = .mdp02, timeout: Milliseconds = 30_000, retries: Int = 2, maxInFlight: Int = 64,
+                curve: CurveClientSettings? = nil) {
         self.broker = broker
         self.dialect = dialect
         self.timeout = timeout
         self.retries = retries
         self.maxInFlight = maxInFlight
+        self.curve = curve
     }
 
     /// The defaults overridden by `QUIRE_BROKER`, `QUIRE_TIMEOUT_MS`, `QUIRE_RETRIES`.
@@ -199,6 +203,7 @@ public final class QuireClient: Sendable {
 
         func newSocket() throws(ZMQError) -> Socket {
             let socket = try Socket(context: context, type: .dealer)
+            try socket.applyCurve(configuration.curve)
             try socket.connect(configuration.broker)
             return socket
         }

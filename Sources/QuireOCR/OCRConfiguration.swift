@@ -22,6 +22,10 @@ public struct OCRConfiguration: Sendable, Equatable {
     /// The median text-line height (pixels) large pages are scaled to; Tesseract's LSTM reads lines
     /// normalised to 36 px, a little above that keeps every stroke.
     public var targetLineHeight: Double
+    /// The smallest scale text-size probing may choose in `text` mode. Sparse text in a photo (a sign
+    /// with a small caption) has no typical line: its median is the large text, and scaling to it
+    /// lost half the small words at ×0.2. Document pages keep the full range (down to ×0.2).
+    public var minimumSparseTextScale: Double
     /// The resolution assumed when a file declares none or an implausible one.
     public var fallbackDPI: Int
     /// Engines kept per worker thread (one per language set).
@@ -36,6 +40,7 @@ public struct OCRConfiguration: Sendable, Equatable {
         maxRecognitionPixels: Int = 16_000_000,
         textSizeProbePixels: Int = 3_000_000,
         targetLineHeight: Double = 40,
+        minimumSparseTextScale: Double = 0.5,
         fallbackDPI: Int = 300,
         enginesPerThread: Int = 3
     ) {
@@ -47,6 +52,7 @@ public struct OCRConfiguration: Sendable, Equatable {
         self.maxRecognitionPixels = maxRecognitionPixels
         self.textSizeProbePixels = textSizeProbePixels
         self.targetLineHeight = targetLineHeight
+        self.minimumSparseTextScale = minimumSparseTextScale
         self.fallbackDPI = fallbackDPI
         self.enginesPerThread = enginesPerThread
     }

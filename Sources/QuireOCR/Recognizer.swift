@@ -227,7 +227,8 @@ public final class Recognizer {
                 let (lineHeight, full) = try medianLineHeight(bytes, header: header, page: page, exif: exif, engine: engine)
                 decoded = full
                 if let lineHeight, lineHeight > configuration.targetLineHeight {
-                    scale = max(0.2, configuration.targetLineHeight / lineHeight)
+                    let floor = request.mode == .text ? configuration.minimumSparseTextScale : 0.2
+                    scale = max(floor, configuration.targetLineHeight / lineHeight)
                 }
             }
             if Double(pixels) * scale * scale > Double(configuration.maxRecognitionPixels) {

@@ -21,13 +21,35 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
         case unknownLanguage = "unknown_language"
         case engineFailure = "engine_failure"
         case `internal`
+        case unknownJob = "unknown_job"
+        case unknownService = "unknown_service"
+        case storageFailure = "storage_failure"
+        case jobDead = "job_dead"
+        case jobCancelled = "job_cancelled"
+        case deadlineExceeded = "deadline_exceeded"
+        // OAuth 2.0 token endpoint errors (RFC 6749 §5.2), answered by `auth.token`.
+        case invalidRequest = "invalid_request"
+        case invalidClient = "invalid_client"
+        case invalidGrant = "invalid_grant"
+        case unauthorizedClient = "unauthorized_client"
+        case unsupportedGrantType = "unsupported_grant_type"
+        case invalidScope = "invalid_scope"
+        // Authorization at the broker: no or bad token, an expired one, a token without the scope,
+        // too many requests from one client (`retry_after_ms` says when to come back).
+        case unauthenticated
+        case tokenExpired = "token_expired"
+        case forbidden
+        case rateLimited = "rate_limited"
 
         /// Whether a request failing with this code may succeed when sent again later.
         public var isRetryableByDefault: Bool {
             switch self {
-            case .busy, .serviceUnavailable, .timeout, .workerLost, .shuttingDown: true
+            case .busy, .serviceUnavailable, .timeout, .workerLost, .shuttingDown, .storageFailure, .rateLimited: true
             case .badRequest, .invalidJSON, .tooLarge, .internal, .notAnImage, .unsupportedFormat, .corruptImage,
-                 .tooManyPixels, .tooManyPages, .unknownLanguage, .engineFailure: false
+                 .tooManyPixels, .tooManyPages, .unknownLanguage, .engineFailure, .unknownJob, .unknownService,
+                 .jobDead, .jobCancelled, .deadlineExceeded,
+                 .invalidRequest, .invalidClient, .invalidGrant, .unauthorizedClient, .unsupportedGrantType, .invalidScope,
+                 .unauthenticated, .tokenExpired, .forbidden: false
             }
         }
     }
@@ -38,14 +60,18 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
     public var service: String?
     public var attempts: Int?
     public var limit: Int?
+    /// How long to wait before trying again (`rate_limited`), in milliseconds.
+    public var retryAfterMilliseconds: Int?
 
-    public init(_ code: Code, _ message: String, retryable: Bool? = nil, service: String? = nil, attempts: Int? = nil, limit: Int? = nil) {
+    public init(_ code: Code, _ message: String, retryable: Bool? = nil, service: String? = nil, attempts: Int? = nil, limit: Int? = nil,
+                retryAfterMilliseconds: Int? = nil) {
         self.code = code
         self.message = message
         self.retryable = retryable ?? code.isRetryableByDefault
         self.service = service
         self.attempts = attempts
         self.limit = limit
+        self.retryAfterMilliseconds = retryAfterMilliseconds
     }
 
     public var description: String { "\(code.rawValue): \(message)" }
@@ -54,20 +80,33 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
         var error: Body
     }
 
-    private struct Body: Codable {
-        var code: String
-        var message: String
-        var retryable: Bool
-        var service: String?
-        var attempts: Int?
-        var limit: Int?
+    /// The error object inside the envelope, as it appears embedded in other bodies (a job's status).
+    public struct Body: Codable, Sendable, Equatable {
+        public var code: String
+        public var message: String
+        public var retryable: Bool
+        public var service: String?
+        public var attempts: Int?
+        public var limit: Int?
+        public var retryAfterMilliseconds: Int?
+
+        enum CodingKeys: String, CodingKey {
+            case code, message, retryable, service, attempts, limit
+            case retryAfterMilliseconds = "retry_after_ms"
+        }
+    }
+
+    public var body: Body {
+        Body(code: code.rawValue, message: message, retryable: retryable, service: service, attempts: attempts, limit: limit,
+             retryAfterMilliseconds: retryAfterMilliseconds)
     }
 
     /// The JSON frame for this error.
     public var jsonFrame: [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let body = Body(code: code.rawValue, message: message, retryable: retryable, service: service, attempts: attempts, limit: limit)
+        let body = Body(code: code.rawValue, message: message, retryable: retryable, service: service, attempts: attempts, limit: limit,
+                        retryAfterMilliseconds: retryAfterMilliseconds)
         // Encoding plain strings, integers and booleans cannot fail.
         return (try? Array(encoder.encode(Envelope(error: body)))) ?? Array(#"{"error":{"code":"internal","message":"error encoding failed","retryable":false}}"#.utf8)
     }
@@ -79,10 +118,11 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
               let envelope = try? JSONDecoder().decode(Envelope.self, from: Data(jsonFrame)) else { return nil }
         let body = envelope.error
         if let code = Code(rawValue: body.code) {
-            self.init(code, body.message, retryable: body.retryable, service: body.service, attempts: body.attempts, limit: body.limit)
+            self.init(code, body.message, retryable: body.retryable, service: body.service, attempts: body.attempts, limit: body.limit,
+                      retryAfterMilliseconds: body.retryAfterMilliseconds)
         } else {
             self.init(.internal, "\(body.code): \(body.message)", retryable: body.retryable, service: body.service,
-                      attempts: body.attempts, limit: body.limit)
+                      attempts: body.attempts, limit: body.limit, retryAfterMilliseconds: body.retryAfterMilliseconds)
         }
     }
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import QuireStats
 import QuireSupport
 import QuireWire
 import Synchronization
@@ -24,6 +25,8 @@ public final class Worker: Sendable {
     private let inbox = Mutex<[Job]>([])
     private let jobReady = DispatchSemaphore(value: 0)
     private let served = Atomic<Int>(0)
+    /// Time spent inside the handler, for the heartbeat report.
+    private let engineNanoseconds = Atomic<UInt64>(0)
 
     struct Job: Sendable {
         let generation: Int
@@ -117,6 +120,8 @@ public final class Worker: Sendable {
         let request = WorkerRequest(body: job.body) { [self] frames in
             post(Outgoing(generation: job.generation, address: job.address, kind: .partial, frames: frames))
         }
+        let started = Instant.now()
+        defer { engineNanoseconds.add(Instant.now().nanoseconds &- started.nanoseconds, ordering: .relaxed) }
         do {
             return try handler.handle(request)
         } catch let error as WireError {
@@ -170,6 +175,7 @@ public final class Worker: Sendable {
         var poller = Poller([.socket(socket, .readable), .descriptor(wakeup.descriptor, .readable)])
         var lastReceived = Instant.now()
         var lastSent = Instant.now()
+        var lastReport = Instant.now()
 
         func send(_ frames: [[UInt8]]) throws(ZMQError) {
             // DEALER sends block only when the pipe to the broker is full; never wait on that.
@@ -282,8 +288,14 @@ public final class Worker: Sendable {
                     try reconnect("no heartbeat from the broker for \(expiry.value) ms", sayGoodbye: true)
                     continue
                 }
-                if readySent && after >= lastSent + interval {
-                    try send(MajordomoCodec.workerHeartbeat(dialect))
+                // A worker busy sending replies sends no heartbeats; its report still goes out once per interval.
+                if readySent && (after >= lastSent + interval || (configuration.sendsReports && after >= lastReport + interval)) {
+                    if configuration.sendsReports {
+                        try send(MajordomoCodec.workerHeartbeat(dialect, report: report().jsonFrame))
+                        lastReport = after
+                    } else {
+                        try send(MajordomoCodec.workerHeartbeat(dialect))
+                    }
                 }
             }
         } catch let error as ZMQError where error.isTerminated {
@@ -291,10 +303,17 @@ public final class Worker: Sendable {
         }
     }
 
+    /// The figures a heartbeat carries to the broker's stats.
+    func report() -> WorkerReport {
+        WorkerReport(jobsDone: requestsServed, engineSeconds: Double(engineNanoseconds.load(ordering: .relaxed)) / 1e9,
+                     rssBytes: ProcessMemory.residentBytes() ?? 0, pid: getpid())
+    }
+
     private func openSocket() throws(ZMQError) -> Socket {
         let socket = try Socket(context: context, type: .dealer)
         try socket.setSendHighWaterMark(1_000)
         try socket.setReceiveHighWaterMark(1_000)
+        try socket.applyCurve(configuration.curve)
         try socket.connect(configuration.broker)
         return socket
     }

@@ -1,5 +1,6 @@
 import QuireSupport
 import QuireWire
+import ZeroMQ
 
 /// How a worker finds and talks to its broker.
 public struct WorkerConfiguration: Sendable, Equatable {
@@ -14,6 +15,11 @@ public struct WorkerConfiguration: Sendable, Equatable {
     /// The first pause before reconnecting to a broker that went away; it doubles up to the maximum.
     public var reconnectInitial: Milliseconds
     public var reconnectMax: Milliseconds
+    /// Whether HEARTBEATs carry the worker's own figures (jobs done, engine time, memory) in one extra
+    /// frame for the broker's stats (`HeartbeatExtension.swift`). Off for a broker that rejects it.
+    public var sendsReports: Bool
+    /// CURVE towards a broker that has it on (`--curve-server-key`, `--curve-key`); `nil`: plain TCP.
+    public var curve: CurveClientSettings?
 
     public init(
         broker: String = "tcp://127.0.0.1:5555",
@@ -21,7 +27,9 @@ public struct WorkerConfiguration: Sendable, Equatable {
         heartbeatInterval: Milliseconds = 2_500,
         heartbeatLiveness: Int = 4,
         reconnectInitial: Milliseconds = 250,
-        reconnectMax: Milliseconds = 8_000
+        reconnectMax: Milliseconds = 8_000,
+        sendsReports: Bool = true,
+        curve: CurveClientSettings? = nil
     ) {
         self.broker = broker
         self.dialect = dialect
@@ -29,6 +37,8 @@ public struct WorkerConfiguration: Sendable, Equatable {
         self.heartbeatLiveness = heartbeatLiveness
         self.reconnectInitial = reconnectInitial
         self.reconnectMax = reconnectMax
+        self.sendsReports = sendsReports
+        self.curve = curve
     }
 
     /// The defaults overridden by `QUIRE_BROKER`, `QUIRE_HEARTBEAT_INTERVAL_MS`, `QUIRE_HEARTBEAT_LIVENESS`.
@@ -38,6 +48,13 @@ public struct WorkerConfiguration: Sendable, Equatable {
         if let v = reader.string("QUIRE_BROKER") { broker = v }
         if let v = try reader.milliseconds("QUIRE_HEARTBEAT_INTERVAL_MS") { heartbeatInterval = v }
         if let v = try reader.integer("QUIRE_HEARTBEAT_LIVENESS", range: 1...100) { heartbeatLiveness = v }
+        if let v = reader.string("QUIRE_WORKER_REPORTS") {
+            switch v.lowercased() {
+            case "1", "true", "on", "yes": sendsReports = true
+            case "0", "false", "off", "no": sendsReports = false
+            default: throw ConfigurationError(source: "QUIRE_WORKER_REPORTS", message: "'\(v)': expected on or off")
+            }
+        }
     }
 }
 

@@ -305,3 +305,11 @@ public final class Socket {
         get throws(ZMQError) { PollEvents(rawValue: Int16(truncatingIfNeeded: try intOption(ZMQ_EVENTS, name: "ZMQ_EVENTS"))) }
     }
 }
+
+extension Socket {
+    /// Applies CURVE client settings, if any (before `connect`).
+    public func applyCurve(_ settings: CurveClientSettings?) throws(ZMQError) {
+        guard let settings else { return }
+        try setCurveClient(serverKey: settings.serverKey, keyPair: settings.keyPair)
+    }
+}

@@ -31,6 +31,8 @@ enum BenchCommand {
                                    report what they measured; the warm-up fails (15000)
           --shared-context         one ZeroMQ context (I/O thread) for broker, workers and client
                                    instead of one each as in separate processes
+          --stats                  publish stats from the broker (one snapshot a second, a subscriber
+                                   draining them), to measure what monitoring costs
           --json                   print a JSON object instead of the table
           --quiet                  no progress lines on standard error
           --log-level LEVEL        for the broker and workers [QUIRE_LOG_LEVEL] (warning)
@@ -39,11 +41,13 @@ enum BenchCommand {
     static func run(_ args: [String]) throws -> Int32 {
         guard let target = args.first, !target.hasPrefix("-") else {
             if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
-            throw UsageError(command: "quire bench", message: "missing what to measure (broker, ocr)")
+            throw UsageError(command: "quire bench", message: "missing what to measure (broker, ocr, jobs, tokens)")
         }
         if target == "ocr" { return try BenchOCRCommand.run(Array(args.dropFirst())) }
+        if target == "jobs" { return try BenchJobsCommand.run(Array(args.dropFirst())) }
+        if target == "tokens" { return try BenchTokensCommand.run(Array(args.dropFirst())) }
         guard target == "broker" else {
-            throw UsageError(command: "quire bench", message: "unknown benchmark '\(target)' (broker, ocr)")
+            throw UsageError(command: "quire bench", message: "unknown benchmark '\(target)' (broker, ocr, jobs, tokens)")
         }
         let rest = Array(args.dropFirst())
         if rest.contains("--help") || rest.contains("-h") { printOut(help); return 0 }
@@ -51,7 +55,7 @@ enum BenchCommand {
         let arguments = try Arguments(command: command, rest, valued: [
             "workers", "requests", "in-flight", "latency-requests", "warmup", "payload-bytes", "majortomo",
             "majortomo-requests", "request-timeout-ms", "phase-timeout-ms", "log-level",
-        ], booleans: ["json", "quiet", "shared-context"])
+        ], booleans: ["json", "quiet", "shared-context", "stats"])
         guard arguments.positionals.isEmpty else {
             throw UsageError(command: command, message: "unexpected argument '\(arguments.positionals[0])'")
         }
@@ -66,6 +70,7 @@ enum BenchCommand {
         if let v = try arguments.integer("request-timeout-ms", range: 1...3_600_000) { options.requestTimeout = Milliseconds(Int64(v)) }
         if let v = try arguments.integer("phase-timeout-ms", range: 1...86_400_000) { options.phaseTimeout = Milliseconds(Int64(v)) }
         options.sharedContext = arguments.flag("shared-context")
+        options.stats = arguments.flag("stats")
         if let python = arguments.string("majortomo") {
             guard FileManager.default.isExecutableFile(atPath: python) else {
                 throw UsageError(command: command, message: "'--majortomo \(python)': not an executable file")
@@ -100,5 +105,66 @@ enum BenchCommand {
         }
         printOut(arguments.flag("json") ? report.json() : report.markdown())
         return 0
+    }
+}
+
+enum BenchJobsCommand {
+    static let help = """
+        Usage: quire bench jobs [options]
+
+        Measures durable jobs in one process over TCP loopback: a broker with its SQLite job store (in
+        a temporary folder unless --data is given), echo workers draining the jobs, and a client.
+        First pipelined submissions (each acknowledged only once committed with fsync) for
+        submits/s, then jobs one at a time for the time from submission to result. Prints a Markdown
+        table for the README. Build with -c release before measuring.
+
+        Options:
+          --submits N            submissions in the throughput run (3000)
+          --payload-bytes N      bytes of each job's body (100000)
+          --in-flight N          submissions outstanding at once (64)
+          --workers N            echo workers for the latency run (2)
+          --drain                let the workers drain the throughput run's jobs as they come (their
+                                 replies are stored too); by default those jobs go to a service with
+                                 no worker, so the run measures submissions alone
+          --latency-jobs N       jobs for the submit-to-result percentiles (200)
+          --data DIR             keep the store in DIR (default: a temporary folder, deleted after)
+          --json                 print JSON instead of the table
+          --quiet                no progress lines on standard error
+          --log-level LEVEL      [QUIRE_LOG_LEVEL] (warning)
+        """
+
+    static func run(_ args: [String]) throws -> Int32 {
+        if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
+        let command = "quire bench jobs"
+        let arguments = try Arguments(command: command, args, valued: [
+            "submits", "payload-bytes", "in-flight", "workers", "latency-jobs", "data", "log-level",
+        ], booleans: ["json", "quiet", "drain"])
+        guard arguments.positionals.isEmpty else {
+            throw UsageError(command: command, message: "unexpected argument '\(arguments.positionals[0])'")
+        }
+        var options = JobsBenchOptions()
+        options.drain = arguments.flag("drain")
+        if let v = try arguments.integer("submits", range: 1...10_000_000) { options.submits = v }
+        if let v = try arguments.integer("payload-bytes", range: 1...(16 << 20)) { options.payloadBytes = v }
+        if let v = try arguments.integer("in-flight", range: 1...4_096) { options.inFlight = v }
+        if let v = try arguments.integer("workers", range: 1...256) { options.workers = v }
+        if let v = try arguments.integer("latency-jobs", range: 1...1_000_000) { options.latencyJobs = v }
+        options.directory = arguments.string("data")
+        let levelName = arguments.string("log-level") ?? ProcessInfo.processInfo.environment["QUIRE_LOG_LEVEL"] ?? "warning"
+        guard let level = Logger.Level(name: levelName) else {
+            throw UsageError(command: command, message: "unknown log level '\(levelName)'")
+        }
+        let quiet = arguments.flag("quiet")
+        let benchmark = JobsBenchmark(options: options, logger: Logger(label: "quire.bench", level: level)) { line in
+            if !quiet { printError("bench: " + line) }
+        }
+        do {
+            let report = try benchmark.run()
+            printOut(arguments.flag("json") ? report.json() : report.markdown())
+            return 0
+        } catch {
+            printError("\(command): \(error)")
+            return 1
+        }
     }
 }

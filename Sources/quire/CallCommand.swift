@@ -18,11 +18,14 @@ enum CallCommand {
           --timeout-ms N        wait per attempt [QUIRE_TIMEOUT_MS] (30000)
           --retries N           resend after a timeout [QUIRE_RETRIES] (2)
           --dialect D           mdp02 (default), mdp01 or majortomo
-        """
+
+        A token (see below) is put in the first frame as its "token" member when that frame is a JSON
+        object and the service is not auth.* or mmi.*.
+        """ + "\n" + ClientAuth.help
 
     static func run(_ args: [String]) throws -> Int32 {
         if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
-        let arguments = try Arguments(command: "quire call", args, valued: ["broker", "timeout-ms", "retries", "dialect", "log-level"])
+        let arguments = try Arguments(command: "quire call", args, valued: ClientAuth.options.union(["broker", "timeout-ms", "retries", "dialect", "log-level"]))
         guard let service = arguments.positionals.first else {
             throw UsageError(command: "quire call", message: "missing the service name")
         }
@@ -41,6 +44,7 @@ enum CallCommand {
             }
             configuration.dialect = dialect
         }
+        configuration.curve = try CurveOptions.client(arguments)
         var body: [[UInt8]] = []
         for frame in arguments.positionals.dropFirst() {
             if frame.hasPrefix("@") {
@@ -52,6 +56,16 @@ enum CallCommand {
                 body.append(Array(data))
             } else {
                 body.append(Array(frame.utf8))
+            }
+        }
+        if ClientAuth.isProtected(service), let first = body.first, first.first == UInt8(ascii: "{") {
+            do {
+                if let token = try ClientAuth.token(arguments, configuration: configuration) {
+                    body[0] = ClientAuth.insert(token, into: first)
+                }
+            } catch let error as ClientError {
+                printError("quire call: cannot get a token: " + (error.remote.map { String(decoding: $0.jsonFrame, as: UTF8.self) } ?? error.description))
+                return 1
             }
         }
         let request = body

@@ -47,12 +47,17 @@ enum UpCommand {
           --threads N            OCR worker threads [QUIRE_THREADS] (default: one per core)
           --tessdata DIR         language packs [QUIRE_TESSDATA] (default /usr/share/tesseract-ocr/5/tessdata)
           --languages L          default languages, e.g. eng+deu [QUIRE_LANGUAGES] (default eng)
+          --data DIR             the data folder: durable jobs [QUIRE_DATA]
+                                 (default $XDG_DATA_HOME/quire, else ~/.local/share/quire)
+          --stats ENDPOINT       the stats PUB socket [QUIRE_STATS_BIND] (default tcp://127.0.0.1:5556; 'off': none)
           --log-level LEVEL      [QUIRE_LOG_LEVEL] (info)
+        The durable-job options of 'quire broker' apply too (--max-jobs, --job-attempts, …).
         """
 
     static func run(_ args: [String]) throws -> Int32 {
         if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
-        let arguments = try Arguments(command: "quire up", args, valued: ["bind", "threads", "tessdata", "languages", "log-level"])
+        let arguments = try Arguments(command: "quire up", args,
+                                      valued: Set(["bind", "threads", "tessdata", "languages", "log-level", "stats"]).union(jobOptionNames))
         guard arguments.positionals.isEmpty else {
             throw UsageError(command: "quire up", message: "unexpected argument '\(arguments.positionals[0])'")
         }
@@ -62,6 +67,9 @@ enum UpCommand {
             throw UsageError(command: "quire up", message: error.description)
         }
         brokerConfiguration.bind = arguments.string("bind") ?? environment["QUIRE_BIND"] ?? "tcp://127.0.0.1:5555"
+        brokerConfiguration.jobs = try jobConfiguration(arguments, base: brokerConfiguration.jobs, defaultDirectory: defaultDataDirectory(environment))
+        let stats = arguments.string("stats") ?? brokerConfiguration.statsBind ?? "tcp://127.0.0.1:5556"
+        brokerConfiguration.statsBind = stats == "off" ? nil : stats
         let threads = try arguments.integer("threads", range: 1...256)
             ?? Int(environment["QUIRE_THREADS"] ?? "") ?? ProcessInfo.processInfo.activeProcessorCount
         let ocr = try ocrConfiguration(arguments)
@@ -117,6 +125,35 @@ enum UpCommand {
     }
 }
 
+/// The OCR options `quire recognize` and `quire submit` share, and the output format they imply.
+let ocrOptionNames: Set<String> = ["format", "languages", "mode", "pages", "dpi"]
+
+func ocrRequest(_ arguments: Arguments) throws(UsageError) -> (OCRRequest, String) {
+    let format = arguments.string("format") ?? "json"
+    guard ["json", "text", "hocr", "alto", "tsv"].contains(format) else {
+        throw UsageError(command: arguments.command, message: "unknown format '\(format)' (json, text, hocr, alto, tsv)")
+    }
+    var request = OCRRequest()
+    request.languages = arguments.string("languages").map { $0.split(separator: "+").map(String.init) }
+    if let mode = arguments.string("mode") {
+        guard let m = OCRRequest.Mode(rawValue: mode) else {
+            throw UsageError(command: arguments.command, message: "unknown mode '\(mode)' (document, text, line)")
+        }
+        request.mode = m
+    }
+    if arguments.flag("auto-orientation") { request.autoOrientation = true }
+    if let pages = arguments.string("pages") {
+        let numbers = pages.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard numbers.allSatisfy({ ($0 ?? 0) >= 1 }) else {
+            throw UsageError(command: arguments.command, message: "'--pages \(pages)': expected page numbers like 1,3")
+        }
+        request.pages = numbers.compactMap { $0 }
+    }
+    request.dpi = try arguments.integer("dpi", range: 30...2_400)
+    if format != "json", let output = OCRRequest.Output(rawValue: format) { request.outputs = [output] }
+    return (request, format)
+}
+
 enum RecognizeCommand {
     static let help = """
         Usage: quire recognize FILE… [options]
@@ -136,38 +173,16 @@ enum RecognizeCommand {
           --broker ENDPOINT      [QUIRE_BROKER] (default tcp://127.0.0.1:5555)
           --in-flight N          requests in flight at once (default 16)
           --timeout-ms N         per attempt [QUIRE_TIMEOUT_MS] (30000)
-        """
+        """ + "\n" + ClientAuth.help
 
     static func run(_ args: [String]) throws -> Int32 {
         if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
-        let arguments = try Arguments(command: "quire recognize", args, valued: [
-            "format", "languages", "mode", "pages", "dpi", "broker", "in-flight", "timeout-ms", "log-level",
-        ], booleans: ["auto-orientation"])
+        let arguments = try Arguments(command: "quire recognize", args, valued: ocrOptionNames.union(ClientAuth.options).union([
+            "broker", "in-flight", "timeout-ms", "log-level",
+        ]), booleans: ["auto-orientation"])
         let files = arguments.positionals
         guard !files.isEmpty else { throw UsageError(command: "quire recognize", message: "no image files given") }
-        let format = arguments.string("format") ?? "json"
-        guard ["json", "text", "hocr", "alto", "tsv"].contains(format) else {
-            throw UsageError(command: "quire recognize", message: "unknown format '\(format)' (json, text, hocr, alto, tsv)")
-        }
-        var request = OCRRequest()
-        request.languages = arguments.string("languages").map { $0.split(separator: "+").map(String.init) }
-        if let mode = arguments.string("mode") {
-            guard let m = OCRRequest.Mode(rawValue: mode) else {
-                throw UsageError(command: "quire recognize", message: "unknown mode '\(mode)' (document, text, line)")
-            }
-            request.mode = m
-        }
-        if arguments.flag("auto-orientation") { request.autoOrientation = true }
-        if let pages = arguments.string("pages") {
-            let numbers = pages.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
-            guard numbers.allSatisfy({ ($0 ?? 0) >= 1 }) else {
-                throw UsageError(command: "quire recognize", message: "'--pages \(pages)': expected page numbers like 1,3")
-            }
-            request.pages = numbers.compactMap { $0 }
-        }
-        request.dpi = try arguments.integer("dpi", range: 30...2_400)
-        if format != "json" { request.outputs = [OCRRequest.Output(rawValue: format)!] }
-
+        let (request, format) = try ocrRequest(arguments)
         var configuration: ClientConfiguration
         do { configuration = try ClientConfiguration(environment: ProcessInfo.processInfo.environment) } catch {
             throw UsageError(command: "quire recognize", message: error.description)
@@ -175,6 +190,7 @@ enum RecognizeCommand {
         if let v = arguments.string("broker") { configuration.broker = v }
         if let v = try arguments.integer("timeout-ms", range: 1...86_400_000) { configuration.timeout = Milliseconds(Int64(v)) }
         configuration.maxInFlight = try arguments.integer("in-flight", range: 1...1_024) ?? 16
+        configuration.curve = try CurveOptions.client(arguments)
 
         // Read every input first: a missing file is reported before anything is sent.
         var inputs: [(name: String, bytes: [UInt8])] = []
@@ -189,7 +205,16 @@ enum RecognizeCommand {
                 readFailures += 1
             }
         }
-        let requestFrame = Array(try JSONEncoder().encode(request))
+        var encodedRequest = Array(try JSONEncoder().encode(request))
+        do {
+            if let token = try ClientAuth.token(arguments, configuration: configuration, scope: nil) {
+                encodedRequest = ClientAuth.insert(token, into: encodedRequest)
+            }
+        } catch let error as ClientError {
+            printError("quire recognize: cannot get a token: " + (error.remote.map { String(decoding: $0.jsonFrame, as: UTF8.self) } ?? error.description))
+            return 1
+        }
+        let requestFrame = encodedRequest
         let settings = configuration
         let jobs = inputs
         let progress = ProgressBar(total: jobs.count, enabled: isatty(2) == 1)
@@ -337,4 +362,11 @@ final class ProgressBar: Sendable {
     }
 
     func finish() { clear() }
+}
+
+/// Where `quire up` keeps its data when told nothing: the XDG data folder, as desktop tools do.
+func defaultDataDirectory(_ environment: [String: String]) -> String {
+    if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty { return xdg + "/quire" }
+    let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+    return home + "/.local/share/quire"
 }

@@ -14,6 +14,7 @@ enum WorkerCommand {
         Kinds:
           ocr         service 'ocr': images in, the JSON text hierarchy out (Tesseract; one engine per thread)
           echo        service 'echo': replies with the request's own frames (tests, benchmarks)
+          token       services 'auth.token' and 'auth.jwks': signed access tokens and their public keys
 
         On SIGTERM or SIGINT the worker drains: it finishes the request in hand, sends DISCONNECT and
         exits 0. A second signal exits at once.
@@ -29,6 +30,12 @@ enum WorkerCommand {
           --service NAME                serve under another service name (echo only)
           --json                        require a JSON object as the first frame (echo only)
           --delay-ms N                  hold each request N ms, sending a PARTIAL first (echo only; tests)
+          --data DIR                    keys and clients (token) [QUIRE_DATA] (default: quire up's)
+          --issuer NAME                 'iss' of tokens (token) [QUIRE_ISSUER] (quire)
+          --audience NAME               'aud' of tokens (token) [QUIRE_AUDIENCE] (quire)
+          --token-ttl-s N               access token lifetime (token) [QUIRE_TOKEN_TTL_S] (900)
+          --curve-server-key K          the broker's CURVE public key (Z85 or .pub file) [QUIRE_CURVE_SERVER_KEY]
+          --curve-key FILE              this worker's CURVE key pair file [QUIRE_CURVE_KEY]
           --log-level LEVEL             [QUIRE_LOG_LEVEL] (info)
         """
 
@@ -36,9 +43,10 @@ enum WorkerCommand {
         if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
         let arguments = try Arguments(command: "quire worker", args, valued: [
             "broker", "threads", "dialect", "heartbeat-interval-ms", "heartbeat-liveness", "service", "log-level", "delay-ms", "tessdata", "languages",
+            "data", "issuer", "audience", "token-ttl-s", "curve-server-key", "curve-key",
         ], booleans: ["json"])
         guard let kind = arguments.positionals.first else {
-            throw UsageError(command: "quire worker", message: "missing the worker kind (ocr, echo)")
+            throw UsageError(command: "quire worker", message: "missing the worker kind (ocr, echo, token)")
         }
         guard arguments.positionals.count == 1 else {
             throw UsageError(command: "quire worker", message: "unexpected argument '\(arguments.positionals[1])'")
@@ -59,7 +67,9 @@ enum WorkerCommand {
         if let v = try arguments.integer("heartbeat-interval-ms", range: 1...3_600_000) { configuration.heartbeatInterval = Milliseconds(Int64(v)) }
         if let v = try arguments.integer("heartbeat-liveness", range: 1...100) { configuration.heartbeatLiveness = v }
         let threads = try arguments.integer("threads", range: 1...256) ?? 1
+        configuration.curve = try CurveOptions.client(arguments)
 
+        var services: [WorkerService] = []
         let service: WorkerService
         switch kind {
         case "echo":
@@ -68,14 +78,21 @@ enum WorkerCommand {
         case "ocr":
             service = OCRService.make(configuration: try ocrConfiguration(arguments))
             ensureSingleThreadedOpenMP()
+        case "token":
+            services = try TokenWorker.services(arguments, logger: try makeLogger("quire.worker.token", arguments))
+            service = services[0]
         default:
-            throw UsageError(command: "quire worker", message: "unknown worker kind '\(kind)' (ocr, echo)")
+            throw UsageError(command: "quire worker", message: "unknown worker kind '\(kind)' (ocr, echo, token)")
         }
         let logger = try makeLogger("quire.worker.\(kind)", arguments)
         let context = try Context()
         var workers: [Worker] = []
         for _ in 0..<threads {
             workers.append(try Worker(configuration: configuration, service: service, context: context, logger: logger))
+        }
+        // The token worker also serves its public keys, on one connection of its own.
+        for extra in services.dropFirst() {
+            workers.append(try Worker(configuration: configuration, service: extra, context: context, logger: logger))
         }
         let signalCount = Atomic<Int>(0)
         let stopAll = workers

@@ -1,5 +1,6 @@
 import Foundation
 import QuireSupport
+import QuireWire
 
 /// `quire`: one binary, one subcommand per role. Parsing only; the roles live in their modules.
 let quireVersion = "0.1.0"
@@ -12,12 +13,22 @@ let usage = """
     Commands:
       broker                 run the Majordomo broker (clients and workers connect to it)
       up                     run the whole stack on this machine: broker + OCR workers
-      worker <kind>          run a worker; kinds: ocr, echo
+      worker <kind>          run a worker; kinds: ocr, echo, token
       recognize FILE…        OCR images through the broker and print the results
+      submit FILE…           store durable OCR jobs with the broker; prints one job id per file
+      result ID              print a durable job's result (--wait to wait for it)
+      status ID              a durable job's state; cancel ID, close ID
       call <service> [frame…]
                              send one request and print the reply frames
+      token                  print an access token (or, with --job, a reader token for one job)
+      clients add|list|remove
+                             manage the clients that may get tokens (secrets stored as argon2id hashes)
+      keys rotate|list|curve rotate token signing keys; make CURVE key pairs
       bench broker           measure the broker: requests/s and round-trip latency
+      bench tokens           measure token minting and verification
       bench ocr DIR          measure OCR end to end vs the tesseract CLI and the raw engine
+      stats                  show the broker's stats live (queues, workers, throughput, latency)
+      exporter               serve the broker's stats as Prometheus metrics over HTTP
 
     Options for every command:
       --help, -h             show help for the command
@@ -27,7 +38,8 @@ let usage = """
     Clients and workers find the broker with --broker ENDPOINT or QUIRE_BROKER
     (default tcp://127.0.0.1:5555); the broker binds --bind ENDPOINT or QUIRE_BIND (same default port).
 
-    Exit status: 0 success, 1 failure (the message says which), 2 usage error.
+    Exit status: 0 success, 1 failure (the message says which), 2 usage error
+    (quire result: 3 when the job has not finished yet).
     """
 
 func printError(_ text: String) {
@@ -67,8 +79,28 @@ do {
         status = try RecognizeCommand.run(Array(arguments.dropFirst()))
     case "call":
         status = try CallCommand.run(Array(arguments.dropFirst()))
+    case "submit":
+        status = try JobCommands.submit(Array(arguments.dropFirst()))
+    case "result":
+        status = try JobCommands.result(Array(arguments.dropFirst()))
+    case "status":
+        status = try JobCommands.status(Array(arguments.dropFirst()), service: Titanic.status)
+    case "cancel":
+        status = try JobCommands.status(Array(arguments.dropFirst()), service: Titanic.cancel)
+    case "close":
+        status = try JobCommands.status(Array(arguments.dropFirst()), service: Titanic.close)
+    case "token":
+        status = try TokenCommand.run(Array(arguments.dropFirst()))
+    case "clients":
+        status = try ClientsCommand.run(Array(arguments.dropFirst()))
+    case "keys":
+        status = try KeysCommand.run(Array(arguments.dropFirst()))
     case "bench":
         status = try BenchCommand.run(Array(arguments.dropFirst()))
+    case "stats":
+        status = try StatsCommand.run(Array(arguments.dropFirst()))
+    case "exporter":
+        status = try ExporterCommand.run(Array(arguments.dropFirst()))
     case let other?:
         throw UsageError(command: "quire", message: "unknown command '\(other)'")
     }

@@ -179,7 +179,25 @@ struct WireErrorTests {
         // The OCR worker's codes: all about the request's image or languages, so not retryable.
         (.notAnImage, false), (.unsupportedFormat, false), (.corruptImage, false), (.tooManyPixels, false),
         (.tooManyPages, false), (.unknownLanguage, false), (.engineFailure, false),
+        // Durable jobs: a full or read-only store may recover; the others are final answers about one job.
+        (.storageFailure, true), (.unknownJob, false), (.unknownService, false), (.jobDead, false),
+        (.jobCancelled, false), (.deadlineExceeded, false),
+        // OAuth 2.0 token endpoint errors: the same credentials fail the same way again.
+        (.invalidRequest, false), (.invalidClient, false), (.invalidGrant, false), (.unauthorizedClient, false),
+        (.unsupportedGrantType, false), (.invalidScope, false),
+        // Broker authorization: only a rate limit passes with time.
+        (.unauthenticated, false), (.tokenExpired, false), (.forbidden, false), (.rateLimited, true),
     ]
+
+    @Test("retry_after_ms travels on the wire and back")
+    func retryAfterRoundTrip() throws {
+        let error = WireError(.rateLimited, "slow down", retryAfterMilliseconds: 250)
+        let text = String(decoding: error.jsonFrame, as: UTF8.self)
+        #expect(text.contains(#""retry_after_ms":250"#))
+        let back = try #require(WireError(jsonFrame: error.jsonFrame))
+        #expect(back == error)
+        #expect(!String(decoding: WireError(.busy, "m").jsonFrame, as: UTF8.self).contains("retry_after_ms"))
+    }
 
     @Test("default retryable per code", arguments: expectedRetryable)
     func defaultRetryable(_ code: WireError.Code, _ retryable: Bool) {
@@ -253,7 +271,7 @@ struct WireErrorTests {
         let declared = try #require(error["properties"] as? [String: Any]).keys
         let minimal = try #require(try jsonObject(WireError(.busy, "m").jsonFrame)["error"] as? [String: Any])
         #expect(Set(minimal.keys) == Set(required))
-        let full = try #require(try jsonObject(WireError(.busy, "m", service: "s", attempts: 1, limit: 2).jsonFrame)["error"] as? [String: Any])
+        let full = try #require(try jsonObject(WireError(.busy, "m", service: "s", attempts: 1, limit: 2, retryAfterMilliseconds: 3).jsonFrame)["error"] as? [String: Any])
         #expect(Set(full.keys) == Set(declared))
     }
 

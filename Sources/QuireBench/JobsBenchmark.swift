@@ -1,0 +1,199 @@
+import Dispatch
+import Foundation
+import QuireBroker
+import QuireClient
+import QuireSupport
+import QuireWire
+import QuireWorker
+import ZeroMQ
+
+/// What `quire bench jobs` runs, with every default in one place.
+public struct JobsBenchOptions: Sendable, Equatable {
+    /// Durable submissions measured for submits/s.
+    public var submits = 3_000
+    /// Bytes of each job's request body (a phone photo is about this size after JPEG compression).
+    public var payloadBytes = 100_000
+    /// Submissions outstanding at once.
+    public var inFlight = 64
+    /// Echo workers for the latency run.
+    public var workers = 2
+    /// Let the echo workers drain the throughput run's jobs as they come (their 100 KB replies are
+    /// stored too, doubling the writes). By default those jobs go to a service no worker serves, so the
+    /// run measures submissions alone, as when OCR workers (about one page per second each) lag far behind.
+    public var drain = false
+    /// Jobs submitted one at a time, each awaited, for the submit-to-result percentiles.
+    public var latencyJobs = 200
+    /// The store's folder; a fresh temporary one (deleted afterwards) when `nil`.
+    public var directory: String?
+    public var phaseTimeout: Milliseconds = 120_000
+
+    public init() {}
+}
+
+/// The numbers of one `quire bench jobs` run.
+public struct JobsBenchReport: Sendable, Codable, Equatable {
+    public var machine: MachineInfo
+    public var payloadBytes: Int
+    public var inFlight: Int
+    public var workers: Int
+    public var drain: Bool
+    public var submits: Int
+    public var seconds: Double
+    public var submitsPerSecond: Double
+    public var megabytesPerSecond: Double
+    /// One submission (until `200`), at low load.
+    public var submitP50Microseconds: Double
+    public var submitP99Microseconds: Double
+    /// From sending the submission to holding the result (`titanic.reply` held until the job finishes).
+    public var latencyJobs: Int
+    public var resultP50Microseconds: Double
+    public var resultP90Microseconds: Double
+    public var resultP99Microseconds: Double
+    public var storeBytes: Int64
+
+    public func markdown() -> String {
+        func f(_ value: Double) -> String { String(format: "%.0f", value) }
+        return """
+            | durable jobs (\(payloadBytes / 1_000) KB bodies) | value |
+            | --- | ---: |
+            | submits/s, \(inFlight) in flight (\(submits) jobs\(drain ? ", \(workers) echo workers draining" : "")) | \(f(submitsPerSecond)) (\(String(format: "%.1f", megabytesPerSecond)) MB/s) |
+            | one submit at low load, p50 / p99 | \(f(submitP50Microseconds)) µs / \(f(submitP99Microseconds)) µs |
+            | submit → result at low load, \(workers) echo workers, p50 / p90 / p99 (\(latencyJobs) jobs) | \(f(resultP50Microseconds)) µs / \(f(resultP90Microseconds)) µs / \(f(resultP99Microseconds)) µs |
+            | store size afterwards | \(storeBytes / 1_000_000) MB |
+
+            Machine: \(machine.summary).
+            """
+    }
+
+    public func json() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        return (try? String(decoding: encoder.encode(self), as: UTF8.self)) ?? "{}"
+    }
+}
+
+/// `quire bench jobs`: a broker with a job store, echo workers and a client in one process over TCP
+/// loopback. Measures durable submissions per second (each acknowledged only once on disk) and the
+/// time from submission to result at low load.
+public final class JobsBenchmark: Sendable {
+    public let options: JobsBenchOptions
+    private let logger: Logger
+    private let progress: @Sendable (String) -> Void
+
+    public init(options: JobsBenchOptions, logger: Logger, progress: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.options = options
+        self.logger = logger
+        self.progress = progress
+    }
+
+    public func run() throws -> JobsBenchReport {
+        let temporary = options.directory == nil
+        let directory = options.directory ?? NSTemporaryDirectory() + "quire-bench-jobs-\(getpid())"
+        defer { if temporary { try? FileManager.default.removeItem(atPath: directory) } }
+        let rig = Rig(logger: logger)
+        defer { rig.tearDown() }
+
+        let context = try Context()
+        rig.contexts.append(context)
+        var configuration = BrokerConfiguration(bind: "tcp://127.0.0.1:*")
+        configuration.jobs = JobConfiguration(directory: directory, services: ["echo", "bench.sink"])
+        let broker = try Broker(configuration: configuration, context: context, logger: logger)
+        let bound = DispatchSemaphore(value: 0)
+        progress("starting the broker with its job store in \(directory)")
+        let thread = BenchThread(name: "bench-broker") { try broker.run(onBound: { _ in bound.signal() }) }
+        rig.stopBroker = {
+            broker.stop()
+            return thread.join(timeout: 10_000)
+        }
+        while bound.wait(timeout: .now() + .milliseconds(20)) == .timedOut {
+            if thread.hasFinished { throw BenchError("the broker failed to start: \(thread.error.map { String(describing: $0) } ?? "it returned")") }
+        }
+        guard let endpoint = broker.boundEndpoint else { throw BenchError("the broker has no bound endpoint") }
+
+        let workerContext = try Context()
+        rig.contexts.append(workerContext)
+        for index in 0..<options.workers {
+            let worker = try Worker(configuration: WorkerConfiguration(broker: endpoint), service: EchoService.make(name: "echo"),
+                                    context: workerContext, logger: logger)
+            rig.workers.append(worker)
+            rig.workerThreads.append(BenchThread(name: "bench-worker-\(index)") { try worker.run() })
+        }
+        let clientContext = try Context()
+        rig.contexts.append(clientContext)
+        let client = try QuireClient(configuration: ClientConfiguration(broker: endpoint, timeout: 30_000, retries: 0, maxInFlight: options.inFlight),
+                                     context: clientContext)
+        rig.clients.append(client)
+
+        let payload = (0..<options.payloadBytes).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
+        let body: [[UInt8]] = [Array((options.drain ? "echo" : "bench.sink").utf8), payload]
+        let submits = options.submits
+        let inFlight = options.inFlight
+
+        progress("\(submits) durable submissions of \(options.payloadBytes) bytes, \(inFlight) in flight")
+        let (completed, seconds) = try awaitBlocking("the submission run", timeout: options.phaseTimeout) {
+            let tickets = TicketCounter()
+            let answered = TicketCounter()
+            let start = Instant.now()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<min(inFlight, submits) {
+                    group.addTask {
+                        while tickets.take() < submits {
+                            let reply = try await client.request(service: Titanic.request, body: body)
+                            guard reply.first == Array("200".utf8), reply.count == 2 else {
+                                throw BenchError("a submission was refused: \(String(decoding: reply.first ?? [], as: UTF8.self)) \(reply.count > 1 ? String(decoding: reply[1], as: UTF8.self) : "")")
+                            }
+                            _ = answered.take()
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            return (answered.count, max(Instant.now().seconds(since: start), 1e-9))
+        }
+
+        progress("\(options.latencyJobs) jobs one at a time: submit, then wait for the result")
+        let latencyClient = try QuireClient(configuration: ClientConfiguration(broker: endpoint, timeout: 30_000, retries: 0, maxInFlight: 1),
+                                            context: clientContext)
+        rig.clients.append(latencyClient)
+        let latencyJobs = options.latencyJobs
+        let small: [[UInt8]] = [Array("echo".utf8), payload]
+        let (submitSamples, resultSamples) = try awaitBlocking("the latency run", timeout: options.phaseTimeout) {
+            // The backlog from the first run must drain first, or it would be measured too.
+            var idle = false
+            while !idle {
+                let probe = try await latencyClient.request(service: Titanic.request, body: small)
+                let id = probe.count > 1 ? probe[1] : []
+                let reply = try await latencyClient.request(service: Titanic.reply, body: [id, Array(#"{"waitMs":60000}"#.utf8)])
+                idle = reply.first == Array("200".utf8)
+            }
+            var submitTimes: [UInt64] = []
+            var resultTimes: [UInt64] = []
+            for _ in 0..<latencyJobs {
+                let start = Instant.now()
+                let accepted = try await latencyClient.request(service: Titanic.request, body: small)
+                let submitted = Instant.now()
+                guard accepted.first == Array("200".utf8), accepted.count == 2 else { throw BenchError("a submission was refused") }
+                let reply = try await latencyClient.request(service: Titanic.reply, body: [accepted[1], Array(#"{"waitMs":20000}"#.utf8)])
+                guard reply.first == Array("200".utf8), reply.last == payload else { throw BenchError("a job's result is not its echo") }
+                submitTimes.append(submitted.nanoseconds - start.nanoseconds)
+                resultTimes.append(Instant.now().nanoseconds - start.nanoseconds)
+            }
+            return (submitTimes, resultTimes)
+        }
+        let submitLatency = LatencySummary(nanoseconds: submitSamples)
+        let resultLatency = LatencySummary(nanoseconds: resultSamples)
+        let storePath = (directory as NSString).appendingPathComponent("jobs.sqlite3")
+        var storeBytes: Int64 = 0
+        for suffix in ["", "-wal"] {
+            let size = (try? FileManager.default.attributesOfItem(atPath: storePath + suffix)[.size] as? NSNumber)?.int64Value ?? 0
+            storeBytes += size
+        }
+        return JobsBenchReport(
+            machine: MachineInfo.current(), payloadBytes: options.payloadBytes, inFlight: inFlight, workers: options.workers, drain: options.drain,
+            submits: completed, seconds: (seconds * 1_000).rounded() / 1_000, submitsPerSecond: (Double(completed) / seconds).rounded(),
+            megabytesPerSecond: Double(completed * options.payloadBytes) / seconds / 1e6,
+            submitP50Microseconds: submitLatency.p50.rounded(), submitP99Microseconds: submitLatency.p99.rounded(),
+            latencyJobs: resultSamples.count, resultP50Microseconds: resultLatency.p50.rounded(),
+            resultP90Microseconds: resultLatency.p90.rounded(), resultP99Microseconds: resultLatency.p99.rounded(), storeBytes: storeBytes)
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import QuireSupport
+
+/// Durable jobs' settings, with every default in one place. The broker serves `titanic.*` only with a
+/// data folder; without one those services answer `500 service_unavailable`.
+public struct JobConfiguration: Sendable, Equatable {
+    /// The folder that holds `jobs.sqlite3` (and its WAL). One broker per folder: a lock file keeps a
+    /// second broker out.
+    public var directory: String
+    /// Services jobs may target before any worker for them has been seen (a worker that has registered
+    /// once is remembered in the store).
+    public var services: Set<String>
+    /// Active (queued or running) jobs; past it submissions get `500 busy` at once.
+    public var maxActiveJobs: Int
+    /// Bytes of active jobs' requests; past it submissions get `500 busy` at once.
+    public var maxActiveBytes: Int
+    /// Attempts when the submitter names none.
+    public var defaultMaxAttempts: Int
+    /// How long results are kept when the submitter names no TTL.
+    public var defaultResultTTL: Milliseconds
+    /// The longest TTL a submitter may ask for.
+    public var maxResultTTL: Milliseconds
+    /// Retry backoff: the first retry waits about this long, doubling each attempt (full jitter), up to `retryCap`.
+    public var retryBase: Milliseconds
+    public var retryCap: Milliseconds
+    /// How long one attempt may run before it counts as failed and the job is retried. Dead workers are
+    /// noticed sooner, by their heartbeats; the lease catches a worker that heartbeats but never answers.
+    public var lease: Milliseconds
+    /// How often expired results are deleted.
+    public var sweepInterval: Milliseconds
+    /// The longest `titanic.reply` may be held waiting for a result (`waitMs`).
+    public var maxWait: Milliseconds
+    /// A ceiling on the store's file size (SQLite's `max_page_count`); past it writes fail as on a full
+    /// disk, and submitters get `500 storage_failure`. `nil`: the disk is the limit.
+    public var maxStoreBytes: Int?
+
+    public init(
+        directory: String,
+        services: Set<String> = [],
+        maxActiveJobs: Int = 100_000,
+        maxActiveBytes: Int = 4 << 30,
+        defaultMaxAttempts: Int = 3,
+        defaultResultTTL: Milliseconds = 86_400_000,
+        maxResultTTL: Milliseconds = 2_592_000_000,
+        retryBase: Milliseconds = 1_000,
+        retryCap: Milliseconds = 60_000,
+        lease: Milliseconds = 600_000,
+        sweepInterval: Milliseconds = 10_000,
+        maxWait: Milliseconds = 60_000,
+        maxStoreBytes: Int? = nil
+    ) {
+        self.directory = directory
+        self.services = services
+        self.maxActiveJobs = maxActiveJobs
+        self.maxActiveBytes = maxActiveBytes
+        self.defaultMaxAttempts = defaultMaxAttempts
+        self.defaultResultTTL = defaultResultTTL
+        self.maxResultTTL = maxResultTTL
+        self.retryBase = retryBase
+        self.retryCap = retryCap
+        self.lease = lease
+        self.sweepInterval = sweepInterval
+        self.maxWait = maxWait
+        self.maxStoreBytes = maxStoreBytes
+    }
+
+    /// `QUIRE_DATA` names the folder; without it, `nil` (no durable jobs). Other `QUIRE_JOB_*` variables
+    /// override the defaults.
+    public init?(environment: [String: String]) throws(ConfigurationError) {
+        let reader = EnvironmentReader(environment)
+        guard let directory = reader.string("QUIRE_DATA"), !directory.isEmpty else { return nil }
+        self.init(directory: directory)
+        try apply(reader)
+    }
+
+    /// Applies `QUIRE_JOB_*` variables.
+    public mutating func apply(_ reader: EnvironmentReader) throws(ConfigurationError) {
+        if let v = try reader.integer("QUIRE_MAX_JOBS", range: 1...100_000_000) { maxActiveJobs = v }
+        if let v = try reader.integer("QUIRE_MAX_JOB_BYTES", range: 1...(1 << 50)) { maxActiveBytes = v }
+        if let v = try reader.integer("QUIRE_JOB_ATTEMPTS", range: 1...20) { defaultMaxAttempts = v }
+        if let v = try reader.milliseconds("QUIRE_JOB_RETRY_MS") { retryBase = v }
+        if let v = try reader.milliseconds("QUIRE_JOB_LEASE_MS") { lease = v }
+        if let v = try reader.integer("QUIRE_MAX_STORE_BYTES", range: 65_536...(1 << 50)) { maxStoreBytes = v }
+        if let v = try reader.integer("QUIRE_RESULT_TTL_S", range: 1...2_592_000) { defaultResultTTL = Milliseconds(Int64(v) * 1_000) }
+        if let v = reader.string("QUIRE_JOB_SERVICES") {
+            services = Set(v.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        }
+    }
+}

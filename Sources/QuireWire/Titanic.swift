@@ -1,0 +1,169 @@
+import Foundation
+
+/// The Titanic Service Protocol (ZeroMQ RFC 9) as Quire serves it, and Quire's extensions.
+///
+/// Every reply starts with a status frame: `200` OK, `300` pending, `400` unknown or refused (do not
+/// retry), `500` error (retry later), optionally followed by a space and a reason the client must not
+/// rely on (`500 busy`). Quire adds, after the status, the typed error body for 400/500.
+public enum Titanic {
+    public static let request = "titanic.request"
+    public static let reply = "titanic.reply"
+    public static let close = "titanic.close"
+    public static let status = "titanic.status"
+    public static let cancel = "titanic.cancel"
+
+    public enum Status: String, Sendable {
+        case ok = "200", pending = "300", unknown = "400", error = "500"
+    }
+
+    /// Parses a status frame: the three digits, with or without a reason after a space.
+    public static func status(of frame: [UInt8]) -> Status? {
+        guard frame.count >= 3 else { return nil }
+        guard frame.count == 3 || frame[3] == UInt8(ascii: " ") else { return nil }
+        return Status(rawValue: String(decoding: frame.prefix(3), as: UTF8.self))
+    }
+
+    /// Whether `text` is a job id as RFC 9 defines it: 32 hexadecimal characters.
+    public static func isJobID(_ text: String) -> Bool {
+        text.utf8.count == 32 && text.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 70) || ($0 >= 97 && $0 <= 102) }
+    }
+}
+
+/// Options for one durable job: the `job` member of the request's first JSON frame
+/// (`proto-json/titanic-options.schema.json`). The broker removes it before the job reaches a worker.
+public struct JobOptions: Sendable, Equatable, Codable {
+    /// `high`, `normal` (default) or `low`.
+    public var priority: String?
+    /// Resubmitting with the same key (same submitter) returns the same job instead of a new one.
+    public var idempotencyKey: String?
+    /// Milliseconds from submission after which a job that has not finished expires.
+    public var deadlineMs: Int64?
+    /// Attempts before the job is dead (1…20; the broker's default otherwise).
+    public var maxAttempts: Int?
+    /// How long the result is kept after the job finishes, in seconds.
+    public var resultTTLSeconds: Int64?
+
+    public init(priority: String? = nil, idempotencyKey: String? = nil, deadlineMs: Int64? = nil, maxAttempts: Int? = nil, resultTTLSeconds: Int64? = nil) {
+        self.priority = priority
+        self.idempotencyKey = idempotencyKey
+        self.deadlineMs = deadlineMs
+        self.maxAttempts = maxAttempts
+        self.resultTTLSeconds = resultTTLSeconds
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case priority, idempotencyKey, deadlineMs, maxAttempts
+        case resultTTLSeconds = "resultTtlSeconds"
+    }
+}
+
+/// What `titanic.status` (and `titanic.cancel`) answer after `200` (`proto-json/titanic-status.schema.json`).
+public struct JobStatus: Sendable, Equatable, Codable {
+    public var id: String
+    public var service: String
+    /// queued, running, done, failed, dead, cancelled, expired.
+    public var state: String
+    public var priority: String
+    public var attempts: Int
+    public var maxAttempts: Int
+    /// RFC 3339 times, UTC.
+    public var createdAt: String
+    public var updatedAt: String
+    public var startedAt: String?
+    public var finishedAt: String?
+    public var deadline: String?
+    public var expiresAt: String?
+    public var idempotencyKey: String?
+    /// The last error (the reason a job failed, died, expired or was retried).
+    public var error: WireError.Body?
+
+    public init(id: String, service: String, state: String, priority: String, attempts: Int, maxAttempts: Int, createdAt: String, updatedAt: String,
+                startedAt: String? = nil, finishedAt: String? = nil, deadline: String? = nil, expiresAt: String? = nil,
+                idempotencyKey: String? = nil, error: WireError.Body? = nil) {
+        self.id = id
+        self.service = service
+        self.state = state
+        self.priority = priority
+        self.attempts = attempts
+        self.maxAttempts = maxAttempts
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.deadline = deadline
+        self.expiresAt = expiresAt
+        self.idempotencyKey = idempotencyKey
+        self.error = error
+    }
+
+    public var jsonFrame: [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? Array(encoder.encode(self))) ?? []
+    }
+
+    public init?(jsonFrame: [UInt8]) {
+        guard let value = try? JSONDecoder().decode(JobStatus.self, from: Data(jsonFrame)) else { return nil }
+        self = value
+    }
+}
+
+/// The members of a request's first JSON frame that are meant for the broker, not the worker: `token`
+/// (auth) and `job` (Titanic options). ``split(_:)`` takes them out and gives back the frame without them.
+public struct BrokerEnvelope: Sendable, Equatable {
+    public var token: String?
+    public var job: JobOptions?
+    /// Milliseconds `titanic.reply` may hold the request until the job finishes (long polling).
+    public var waitMs: Int64?
+
+    public init(token: String? = nil, job: JobOptions? = nil, waitMs: Int64? = nil) {
+        self.token = token
+        self.job = job
+        self.waitMs = waitMs
+    }
+
+    public static let reservedKeys: Set<String> = ["token", "job", "waitMs"]
+
+    /// Reads the broker's members from `frame` when it is a JSON object. Returns the envelope and the
+    /// frame to forward (unchanged when there was nothing to remove), or an error when a member is malformed.
+    /// Frames that are not JSON objects pass through untouched.
+    public static func split(_ frame: [UInt8]) -> Result<(BrokerEnvelope, [UInt8]), WireError> {
+        guard frame.first(where: { $0 != 0x20 && $0 != 0x0a && $0 != 0x0d && $0 != 0x09 }) == UInt8(ascii: "{") else {
+            return .success((BrokerEnvelope(), frame))
+        }
+        // Cheap test first: most frames carry none of the reserved keys.
+        let text = String(decoding: frame, as: UTF8.self)
+        guard reservedKeys.contains(where: { text.contains("\"\($0)\"") }) else { return .success((BrokerEnvelope(), frame)) }
+        guard var object = (try? JSONSerialization.jsonObject(with: Data(frame))) as? [String: Any] else {
+            return .failure(WireError(.invalidJSON, "the first frame is not valid JSON"))
+        }
+        var envelope = BrokerEnvelope()
+        if let token = object.removeValue(forKey: "token") {
+            guard let token = token as? String else { return .failure(WireError(.badRequest, "'token' must be a string")) }
+            envelope.token = token
+        }
+        if let wait = object.removeValue(forKey: "waitMs") {
+            guard let number = wait as? NSNumber, let value = Int64(exactly: number.doubleValue), value >= 0 else {
+                return .failure(WireError(.badRequest, "'waitMs' must be a non-negative integer"))
+            }
+            envelope.waitMs = value
+        }
+        if let job = object.removeValue(forKey: "job") {
+            let known: Set<String> = ["priority", "idempotencyKey", "deadlineMs", "maxAttempts", "resultTtlSeconds"]
+            if let members = job as? [String: Any], let unknown = members.keys.sorted().first(where: { !known.contains($0) }) {
+                return .failure(WireError(.badRequest, "unknown job option '\(unknown)'"))
+            }
+            // `JSONSerialization.data` traps on anything but an array or object: test the type first.
+            guard job is [String: Any], JSONSerialization.isValidJSONObject(job),
+                  let data = try? JSONSerialization.data(withJSONObject: job),
+                  let options = try? JSONDecoder().decode(JobOptions.self, from: data) else {
+                return .failure(WireError(.badRequest, "'job' must be an object with priority, idempotencyKey, deadlineMs, maxAttempts, resultTtlSeconds"))
+            }
+            envelope.job = options
+        }
+        guard JSONSerialization.isValidJSONObject(object), let rest = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
+            return .failure(WireError(.invalidJSON, "the first frame could not be re-encoded"))
+        }
+        return .success((envelope, Array(rest)))
+    }
+}

@@ -1,0 +1,194 @@
+import Foundation
+import QuireSupport
+import QuireWire
+import Testing
+
+@testable import QuireBroker
+
+/// The broker's side of durable jobs: routing a job's attempt through `BrokerState`, and the store.
+@Suite struct BrokerJobRoutingTests {
+    @Test func titanicRequestsGoToTheJobManagerNotToAQueue() {
+        var h = Harness()
+        let actions = h.state.handle(.message(peer: Array("c".utf8), frames: MajordomoCodec.clientRequest(.mdp02, service: "titanic.request", body: [Array("echo".utf8), [1]])), now: h.now)
+        #expect(actions == [.titanic(peer: Array("c".utf8), dialect: .mdp02, service: "titanic.request", body: [Array("echo".utf8), [1]])])
+        #expect(h.state.queueDepth(service: "titanic.request") == 0)
+    }
+
+    @Test func aJobsReplyComesBackTaggedAndPartialsAreDropped() throws {
+        var h = Harness()
+        _ = h.ready("w")
+        #expect(h.state.canTakeJob(service: "echo"))
+        let sent = Harness.sends(h.state.submitJob(tag: 42, service: "echo", body: [Array("x".utf8)], now: h.now))
+        let address = try #require(sent.first?.requestAddress)
+        #expect(!h.state.canTakeJob(service: "echo"))
+        let partial = h.state.handle(.message(peer: Array("w".utf8), frames: MajordomoCodec.workerReply(.mdp02, .partial, address: address, body: [[9]])!), now: h.now)
+        #expect(partial.isEmpty)
+        let final = h.state.handle(.message(peer: Array("w".utf8), frames: MajordomoCodec.workerReply(.mdp02, .final, address: address, body: [[7]])!), now: h.now)
+        #expect(final.contains(.jobReply(tag: 42, body: [[7]])))
+        #expect(h.state.canTakeJob(service: "echo"))
+    }
+
+    @Test func aLostWorkerReportsTheJobInsteadOfRequeueingIt() {
+        var h = Harness()
+        _ = h.ready("w")
+        _ = h.state.submitJob(tag: 7, service: "echo", body: [[1]], now: h.now)
+        h.advance(ms: 10_000)
+        let actions = h.state.handle(.tick, now: h.now)
+        let failed = actions.compactMap { action -> (UInt64, WireError.Code, Bool)? in
+            if case .jobFailed(let tag, let error, let reached) = action { return (tag, error.code, reached) }
+            return nil
+        }
+        #expect(failed.count == 1)
+        #expect(failed.first?.0 == 7 && failed.first?.1 == .workerLost && failed.first?.2 == true)
+        #expect(h.state.queueDepth(service: "echo") == 0)
+    }
+
+    @Test func anUndeliverableJobRequestDoesNotCountAsReachingAWorker() {
+        var h = Harness()
+        _ = h.ready("w")
+        let actions = h.state.submitJob(tag: 3, service: "echo", body: [[1]], now: h.now)
+        guard case .send(let peer, let frames)? = actions.first else {
+            Issue.record("no REQUEST sent")
+            return
+        }
+        let after = h.state.handle(.undeliverable(peer: peer, frames: frames), now: h.now)
+        #expect(after.contains { if case .jobFailed(3, _, false) = $0 { return true } else { return false } })
+    }
+
+    @Test func shutdownLeavesJobsToTheStore() {
+        var h = Harness()
+        _ = h.ready("w")
+        _ = h.state.submitJob(tag: 1, service: "echo", body: [[1]], now: h.now)
+        let actions = h.state.handle(.shutdown, now: h.now)
+        // Only the worker's DISCONNECT: nobody to answer for the job; it runs again after a restart.
+        #expect(Harness.sends(actions).count == 1)
+    }
+
+    @Test func workersCannotServeTitanic() {
+        var h = Harness()
+        let sent = h.ready("w", service: "titanic.request")
+        #expect(sent.count == 1)
+        #expect(h.state.workerCount(service: "titanic.request") == 0)
+    }
+}
+
+@Suite struct JobStoreTests {
+    func temporaryDirectory() -> String {
+        let path = NSTemporaryDirectory() + "quire-jobstore-\(UUID().uuidString)"
+        return path
+    }
+
+    func record(_ id: String, state: JobState = .queued, sequence: Int64 = 1) -> JobRecord {
+        JobRecord(id: id, service: "ocr", owner: "", idempotencyKey: "k-\(id)", priority: .high, state: state, attempts: 1, maxAttempts: 3,
+                  createdAt: 1_000, updatedAt: 1_000, startedAt: nil, finishedAt: nil, notBefore: 1_000, deadline: nil, resultTTL: 60_000,
+                  expiresAt: nil, sequence: sequence, requestBytes: 3, lastError: nil)
+    }
+
+    @Test func framesRoundTripThroughOneBlob() {
+        let frames: [[UInt8]] = [[], [0], Array("hello".utf8), [UInt8](repeating: 0xff, count: 70_000)]
+        #expect(FrameCoding.decode(FrameCoding.encode(frames)) == frames)
+        #expect(FrameCoding.decode(FrameCoding.encode([])) == [])
+        // Truncated or padded blobs are refused, not misread.
+        let blob = FrameCoding.encode(frames)
+        #expect(FrameCoding.decode(Array(blob.dropLast())) == nil)
+        #expect(FrameCoding.decode(blob + [0]) == nil)
+        #expect(FrameCoding.decode([0, 0]) == nil)
+    }
+
+    @Test func aNewStoreIsMigratedToTheLatestSchemaAndReopens() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let store = try JobStore(directory: directory)
+            #expect(store.schemaVersion == JobStore.migrations.count)
+            try store.batch { () throws(SQLiteError) in try store.insert(record("a"), request: [[1, 2, 3]]) }
+        }
+        let again = try JobStore(directory: directory)
+        #expect(again.schemaVersion == JobStore.migrations.count)
+        #expect(try again.request(id: "a") == [[1, 2, 3]])
+        #expect(again.nextSequence() == 2)
+    }
+
+    @Test func recoveryRequeuesRunningJobsAndKeepsFinishedOnesOut() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try JobStore(directory: directory)
+        try store.batch { () throws(SQLiteError) in
+            try store.insert(record("q", state: .queued, sequence: 1), request: [[1]])
+            try store.insert(record("r", state: .running, sequence: 2), request: [[2]])
+            try store.insert(record("d", state: .done, sequence: 3), request: [[3]])
+        }
+        let active = try store.batch { () throws(SQLiteError) in try store.recover(now: 5_000) }
+        #expect(active.map(\.id) == ["q", "r"])
+        #expect(active.allSatisfy { $0.state == .queued })
+        #expect(try store.record(id: "r")?.updatedAt == 5_000)
+        #expect(try store.record(owner: "", idempotencyKey: "k-d")?.id == "d")
+    }
+
+    @Test func finishedResultsAreSweptAfterTheirTTL() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try JobStore(directory: directory)
+        var done = record("x")
+        try store.batch { () throws(SQLiteError) in try store.insert(done, request: [[1]]) }
+        done.state = .done
+        done.expiresAt = 10_000
+        try store.batch { () throws(SQLiteError) in try store.update(done, reply: [Array("result".utf8)]) }
+        #expect(try store.reply(id: "x") == [Array("result".utf8)])
+        #expect(try store.batch { () throws(SQLiteError) in try store.sweep(now: 9_999) } == 0)
+        #expect(try store.batch { () throws(SQLiteError) in try store.sweep(now: 10_000) } == 1)
+        #expect(try store.record(id: "x") == nil)
+    }
+
+    @Test func aStoreFromANewerBrokerIsRefused() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let store = try JobStore(directory: directory)
+            _ = store
+        }
+        let database = try SQLiteDatabase(path: directory + "/" + JobStore.fileName)
+        try database.execute("PRAGMA user_version = 99")
+        #expect(throws: JobStoreError.self) { try JobStore(directory: directory) }
+    }
+}
+
+@Suite struct TitanicWireTests {
+    @Test func statusFramesMayCarryAReason() {
+        #expect(Titanic.status(of: Array("200".utf8)) == .ok)
+        #expect(Titanic.status(of: Array("500 busy".utf8)) == .error)
+        #expect(Titanic.status(of: Array("4000".utf8)) == nil)
+        #expect(Titanic.status(of: Array("20".utf8)) == nil)
+        #expect(Titanic.status(of: Array("201".utf8)) == nil)
+    }
+
+    @Test func jobIDsAre32HexCharacters() {
+        #expect(Titanic.isJobID("0123456789abcdefABCDEF0123456789"))
+        #expect(!Titanic.isJobID("0123456789abcdefABCDEF012345678"))
+        #expect(!Titanic.isJobID("g123456789abcdefABCDEF0123456789"))
+    }
+
+    @Test func theEnvelopeTakesOutTheBrokersMembersOnly() throws {
+        let frame = Array(#"{"languages":["en"],"job":{"priority":"high","maxAttempts":2},"token":"t.o.k"}"#.utf8)
+        let (envelope, rest) = try BrokerEnvelope.split(frame).get()
+        #expect(envelope.token == "t.o.k")
+        #expect(envelope.job == JobOptions(priority: "high", maxAttempts: 2))
+        #expect(String(decoding: rest, as: UTF8.self) == #"{"languages":["en"]}"#)
+        // Frames without them pass through byte for byte.
+        let plain = Array(#"{ "languages" : ["en"] }"#.utf8)
+        #expect(try BrokerEnvelope.split(plain).get().1 == plain)
+        let binary: [UInt8] = [0x89, 0x50, 0x4e, 0x47]
+        #expect(try BrokerEnvelope.split(binary).get().1 == binary)
+    }
+
+    @Test(arguments: [
+        #"{"job":"high"}"#, #"{"job":[1]}"#, #"{"job":null}"#, #"{"job":{"priority":1}}"#, #"{"job":{"other":1}}"#,
+        #"{"token":5}"#, #"{"waitMs":-1}"#, #"{"waitMs":1.5}"#, #"{"job":{"priority":"high""#,
+    ])
+    func malformedMembersAreTypedErrors(_ text: String) {
+        switch BrokerEnvelope.split(Array(text.utf8)) {
+        case .success: Issue.record("accepted \(text)")
+        case .failure(let error): #expect(error.code == .badRequest || error.code == .invalidJSON)
+        }
+    }
+}
