@@ -28,7 +28,7 @@ let package = Package(
         .target(name: "QuireSupport"),
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
         .target(name: "QuireWire"),
-        .target(name: "QuireBroker", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport", "QuireStats", "CSQLite"]),
+        .target(name: "QuireBroker", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport", "QuireStats", "QuireTokens", "CSQLite"]),
         .target(name: "QuireWorker", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport", "QuireStats"]),
         // Stats: the snapshot model, histogram and renderers (no sockets), and the monitoring tools
         // that subscribe to the broker's stats socket (terminal view, Prometheus exporter).
@@ -51,7 +51,7 @@ let package = Package(
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "QuireWireTests", dependencies: ["QuireWire"]),
-        .testTarget(name: "QuireBrokerTests", dependencies: ["QuireBroker", "QuireWire", "QuireStats", "ZeroMQ", "QuireSupport"]),
+        .testTarget(name: "QuireBrokerTests", dependencies: ["QuireBroker", "QuireWire", "QuireStats", "QuireTokens", "ZeroMQ", "QuireSupport"]),
         .testTarget(name: "QuireStatsTests", dependencies: ["QuireStats", "QuireMonitor", "QuireSupport"]),
         .testTarget(name: "QuireTokensTests", dependencies: ["QuireTokens", "QuireWire", "QuireSupport"]),
         .testTarget(name: "QuireOCRTests", dependencies: ["QuireOCR", "QuireWire", "Tesseract"]),

@@ -97,6 +97,8 @@ public final class Broker: Sendable {
                 let timeout = Instant.now().milliseconds(until: min(nextTick, stats?.deadline ?? nextTick))
                 let ready = try poller.poll(timeoutMilliseconds: Int(timeout))
                 if ready[1].contains(.readable) { wakeup.drain() }
+                // Token times are wall-clock seconds: once per wake-up is precise enough.
+                state.wallClockSeconds = wallClockMilliseconds() / 1_000
                 if ready[0].contains(.readable) {
                     // Drain a batch, then give timers a turn so heartbeats never starve under load.
                     var budget = 4_096
@@ -156,9 +158,9 @@ public final class Broker: Sendable {
                 }
             case .log(let level, let message, let metadata):
                 logger.log(level, message, metadata: metadata)
-            case .titanic(let peer, let dialect, let service, let body):
+            case .titanic(let peer, let dialect, let service, let body, let owner):
                 if let jobs {
-                    pending.append(contentsOf: jobs.handle(peer: peer, dialect: dialect, service: service, body: body, owner: "",
+                    pending.append(contentsOf: jobs.handle(peer: peer, dialect: dialect, service: service, body: body, owner: owner,
                                                            state: &state, now: wallClockMilliseconds()))
                 } else {
                     let error = WireError(.serviceUnavailable, "this broker keeps no durable jobs: it was started without a data folder (--data)", service: service)

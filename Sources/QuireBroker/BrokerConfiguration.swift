@@ -25,6 +25,9 @@ public struct BrokerConfiguration: Sendable, Equatable {
     public var maxFrames: Int
     /// Durable jobs (`titanic.*`): on when a data folder is given.
     public var jobs: JobConfiguration?
+    /// Token checks on every protected service; `nil`: off (the library default; `quire broker` and
+    /// `quire up` turn it on unless told `--auth off`).
+    public var auth: AuthConfiguration?
     /// Where the stats PUB socket binds (`quire.stats` snapshots, `quire.event` events); `nil`: no stats socket.
     public var statsBind: String?
     /// How often a stats snapshot is published.
@@ -46,6 +49,7 @@ public struct BrokerConfiguration: Sendable, Equatable {
         maxMessageBytes: Int = 64 << 20,
         maxFrames: Int = 64,
         jobs: JobConfiguration? = nil,
+        auth: AuthConfiguration? = nil,
         statsBind: String? = nil,
         statsInterval: Milliseconds = 1_000,
         statsWindow: Milliseconds = 60_000,
@@ -61,6 +65,7 @@ public struct BrokerConfiguration: Sendable, Equatable {
         self.maxMessageBytes = maxMessageBytes
         self.maxFrames = maxFrames
         self.jobs = jobs
+        self.auth = auth
         self.statsBind = statsBind
         self.statsInterval = statsInterval
         self.statsWindow = statsWindow

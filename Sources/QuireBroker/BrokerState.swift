@@ -1,4 +1,5 @@
 import QuireSupport
+import QuireTokens
 import QuireWire
 
 /// Something that happened to the broker.
@@ -19,7 +20,8 @@ public enum BrokerAction: Sendable, Equatable {
     case send(peer: [UInt8], frames: [[UInt8]])
     case log(Logger.Level, String, [String: String])
     /// A request to one of the broker's own `titanic.*` services, for the job manager.
-    case titanic(peer: [UInt8], dialect: Dialect, service: String, body: [[UInt8]])
+    /// `owner` is the token's subject ("" with auth off): the job's owner, or who asks about it.
+    case titanic(peer: [UInt8], dialect: Dialect, service: String, body: [[UInt8]], owner: String)
     /// The final reply to a job's request (``BrokerState/submitJob(tag:service:body:now:)``).
     case jobReply(tag: UInt64, body: [[UInt8]])
     /// A job's request failed without a reply: its worker was lost, or it found no worker in time.
@@ -91,9 +93,17 @@ public struct BrokerState: Sendable {
     var inFlight: [UInt64: Request] = [:]
     var nextRequestID: UInt64 = 1
     var stopping = false
+    /// Token checks; `nil` when auth is off.
+    var auth: AuthGate?
+    /// Wall-clock seconds since 1970, for token `exp`/`nbf`; the loop sets it before each event (the
+    /// monotonic `now` cannot be compared with a token's times).
+    public var wallClockSeconds: Int64 = 0
+    /// The tag of the broker's own `auth.jwks` requests (job tags count up from 1).
+    static let jwksTag = UInt64.max
 
     public init(configuration: BrokerConfiguration) {
         self.configuration = configuration
+        auth = configuration.auth.map(AuthGate.init)
     }
 
     // MARK: - Queries
@@ -148,7 +158,7 @@ public struct BrokerState: Sendable {
         var actions: [BrokerAction] = []
         switch event {
         case .message(let peer, let frames):
-            receive(peer: peer, frames: frames, now: now, into: &actions)
+            receive(peer: peer, frames: frames, now: now, replay: false, into: &actions)
         case .undeliverable(let peer, let frames):
             if let worker = workers[peer] {
                 actions.append(.log(.warning, "worker unreachable; dropping it", ["peer": hex(peer)]))
@@ -170,10 +180,11 @@ public struct BrokerState: Sendable {
 
     // MARK: - Receiving
 
-    private mutating func receive(peer: [UInt8], frames: [[UInt8]], now: Instant, into actions: inout [BrokerAction]) {
+    /// `replay`: a request that waited for the JWKS, handled again (counted once, never parked twice).
+    private mutating func receive(peer: [UInt8], frames: [[UInt8]], now: Instant, replay: Bool, into actions: inout [BrokerAction]) {
         var total = 0
         for frame in frames { total += frame.count }
-        counters.bytesIn += total
+        if !replay { counters.bytesIn += total }
 
         let decoded = MajordomoCodec.decodeAtBroker(frames)
         switch decoded {
@@ -181,8 +192,8 @@ public struct BrokerState: Sendable {
             counters.malformedMessages += 1
             rejectMalformed(peer: peer, failure: failure, now: now, into: &actions)
 
-        case .success(.clientRequest(let dialect, let service, let body)):
-            counters.requestsReceived += 1
+        case .success(.clientRequest(let dialect, let service, var body)):
+            if !replay { counters.requestsReceived += 1 }
             if stopping {
                 replyError(to: peer, dialect: dialect, service: service,
                            WireError(.shuttingDown, "the broker is shutting down", service: service), into: &actions)
@@ -204,8 +215,25 @@ public struct BrokerState: Sendable {
                 answerMMI(peer: peer, dialect: dialect, service: service, body: body, into: &actions)
                 return
             }
+            var owner = ""
+            if var gate = auth, AuthConfiguration.isProtected(service) {
+                let decision = gate.check(service: service, body: body, now: now, wallSeconds: wallClockSeconds, mayPark: !replay)
+                auth = gate
+                switch decision {
+                case .allow(let checked, let subject):
+                    body = checked
+                    owner = subject
+                case .deny(let error):
+                    replyError(to: peer, dialect: dialect, service: service, error, into: &actions)
+                    return
+                case .park:
+                    auth?.parked.append((peer, frames, now + gate.configuration.jwksWait))
+                    fetchJWKS(now: now, into: &actions)
+                    return
+                }
+            }
             if service.hasPrefix("titanic.") {
-                actions.append(.titanic(peer: peer, dialect: dialect, service: service, body: body))
+                actions.append(.titanic(peer: peer, dialect: dialect, service: service, body: body, owner: owner))
                 return
             }
             enqueue(client: peer, dialect: dialect, service: service, body: body, now: now, into: &actions)
@@ -326,7 +354,11 @@ public struct BrokerState: Sendable {
             if let tag = request.jobTag {
                 // Jobs are counted as jobs by the job manager, not as requests.
                 statistics.requestAbandoned(id: requestID)
-                actions.append(.jobReply(tag: tag, body: body))
+                if tag == Self.jwksTag {
+                    receiveJWKS(body, now: now, into: &actions)
+                } else {
+                    actions.append(.jobReply(tag: tag, body: body))
+                }
             } else {
                 statistics.requestCompleted(id: requestID, service: request.service, worker: peer, body: body, now: now)
                 counters.repliesSent += 1
@@ -362,6 +394,9 @@ public struct BrokerState: Sendable {
         statistics.workerJoined(peer, service: service, now: now)
         actions.append(.log(.info, "worker ready", ["peer": hex(peer), "service": service, "dialect": dialect.rawValue]))
         dispatch(service: service, now: now, into: &actions)
+        if service == "auth.jwks", let gate = auth, !gate.haveKeys, !gate.fetching {
+            fetchJWKS(now: now, into: &actions)
+        }
     }
 
     /// A worker broke the protocol: DISCONNECT it and give its request to another worker.
@@ -388,8 +423,12 @@ public struct BrokerState: Sendable {
                 // The job manager counts a job's attempts across restarts and decides about retries.
                 statistics.requestAbandoned(id: requestID)
                 let reached = request.attempts > 0
-                actions.append(.jobFailed(tag: tag, error: WireError(.workerLost, "the worker holding the job was lost", service: request.service),
-                                          reachedWorker: reached))
+                if tag == Self.jwksTag {
+                    jwksFailed("the token worker was lost while fetching the JWKS", into: &actions)
+                } else {
+                    actions.append(.jobFailed(tag: tag, error: WireError(.workerLost, "the worker holding the job was lost", service: request.service),
+                                              reachedWorker: reached))
+                }
             } else if request.attempts >= configuration.maxAttempts {
                 statistics.requestAbandoned(id: requestID)
                 replyError(to: request.client, dialect: request.clientDialect, service: request.service,
@@ -427,6 +466,20 @@ public struct BrokerState: Sendable {
     // MARK: - Time
 
     private mutating func tick(now: Instant, into actions: inout [BrokerAction]) {
+        if var gate = auth {
+            let expired = gate.parked.filter { $0.until <= now }
+            gate.parked.removeAll { $0.until <= now }
+            if gate.haveKeys, !gate.fetching, let last = gate.lastFetch, now >= last + gate.configuration.jwksMaxAge,
+               workerCount(service: "auth.jwks") > 0 {
+                auth = gate
+                fetchJWKS(now: now, into: &actions)
+            } else {
+                auth = gate
+            }
+            for request in expired {
+                refuseParked(request, WireError(.serviceUnavailable, "the token could not be checked: no JWKS from auth.jwks in time"), into: &actions)
+            }
+        }
         // Dead workers first, so that their requests can still be served by others below.
         var dead: [[UInt8]] = []
         for (identity, worker) in workers {
@@ -460,7 +513,11 @@ public struct BrokerState: Sendable {
             for request in expired {
                 statistics.requestAbandoned(id: request.id)
                 if let tag = request.jobTag {
-                    actions.append(.jobFailed(tag: tag, error: WireError(.timeout, "no worker took the job in time", service: name), reachedWorker: false))
+                    if tag == Self.jwksTag {
+                        jwksFailed("no token worker (auth.jwks) answered within \(configuration.requestTimeout.value) ms", into: &actions)
+                    } else {
+                        actions.append(.jobFailed(tag: tag, error: WireError(.timeout, "no worker took the job in time", service: name), reachedWorker: false))
+                    }
                     continue
                 }
                 let error = record.workerCount == 0
@@ -473,6 +530,10 @@ public struct BrokerState: Sendable {
 
     private mutating func shutdown(into actions: inout [BrokerAction]) {
         stopping = true
+        if let parked = auth?.parked {
+            auth?.parked.removeAll()
+            for request in parked { refuseParked(request, WireError(.shuttingDown, "the broker is shutting down"), into: &actions) }
+        }
         for (name, var record) in services {
             while let request = record.queue.popFirst() {
                 // Jobs stay in the store and run again after the restart.
@@ -494,12 +555,67 @@ public struct BrokerState: Sendable {
         workers.removeAll()
     }
 
+    // MARK: - Auth
+
+    /// Asks the token worker for its public keys, through the broker's own queue.
+    private mutating func fetchJWKS(now: Instant, into actions: inout [BrokerAction]) {
+        guard var gate = auth, !gate.fetching else { return }
+        gate.fetching = true
+        gate.lastFetch = now
+        auth = gate
+        var request = Request(id: nextRequestID, client: [], clientDialect: .mdp02, service: "auth.jwks", body: [Array("{}".utf8)],
+                              deadline: now + configuration.requestTimeout, attempts: 0)
+        request.jobTag = Self.jwksTag
+        nextRequestID &+= 1
+        services["auth.jwks", default: Service()].queue.append(request)
+        actions.append(.log(.debug, "fetching the JWKS from auth.jwks", [:]))
+        dispatch(service: "auth.jwks", now: now, into: &actions)
+    }
+
+    private mutating func receiveJWKS(_ body: [[UInt8]], now: Instant, into actions: inout [BrokerAction]) {
+        guard let frame = body.first, let jwks = try? JWKS(jsonFrame: frame) else {
+            jwksFailed("auth.jwks answered something that is not a JWKS", into: &actions)
+            return
+        }
+        auth?.install(jwks)
+        auth?.fetching = false
+        actions.append(.log(.info, "JWKS installed", ["keys": String(jwks.keys.count)]))
+        let parked = auth?.parked ?? []
+        auth?.parked.removeAll()
+        for request in parked {
+            receive(peer: request.peer, frames: request.frames, now: now, replay: true, into: &actions)
+        }
+    }
+
+    private mutating func jwksFailed(_ reason: String, into actions: inout [BrokerAction]) {
+        auth?.fetching = false
+        actions.append(.log(.warning, "could not fetch the JWKS", ["reason": reason]))
+        let parked = auth?.parked ?? []
+        auth?.parked.removeAll()
+        for request in parked {
+            refuseParked(request, WireError(.serviceUnavailable, "the token could not be checked: \(reason)"), into: &actions)
+        }
+    }
+
+    /// Answers a request that waited for the JWKS, in its own dialect.
+    private mutating func refuseParked(_ request: (peer: [UInt8], frames: [[UInt8]], until: Instant), _ error: WireError, into actions: inout [BrokerAction]) {
+        guard case .success(.clientRequest(let dialect, let service, _)) = MajordomoCodec.decodeAtBroker(request.frames) else { return }
+        var error = error
+        error.service = service
+        replyError(to: request.peer, dialect: dialect, service: service, error, into: &actions)
+    }
+
     // MARK: - Output
 
     private mutating func replyError(to client: [UInt8], dialect: Dialect, service: String, _ error: WireError, into actions: inout [BrokerAction]) {
         count(error.code)
         statistics.errorSent(service: service, code: error.code)
-        if let frames = MajordomoCodec.clientReply(dialect, .final, service: service, body: [error.jsonFrame]) {
+        var body = [error.jsonFrame]
+        if service.hasPrefix("titanic.") {
+            // Titanic replies start with a status (RFC 9): 500 retry later, 400 do not.
+            body.insert(Array("\(error.retryable ? "500" : "400") \(error.code.rawValue)".utf8), at: 0)
+        }
+        if let frames = MajordomoCodec.clientReply(dialect, .final, service: service, body: body) {
             send(client, frames, into: &actions)
         }
     }

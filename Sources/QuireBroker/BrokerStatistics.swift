@@ -124,7 +124,7 @@ public struct BrokerStatistics: Sendable {
         guard isRecording else { return }
         var rejection: WritableKeyPath<Rejections, Int>?
         switch code {
-        case .busy: rejection = \.busy
+        case .busy, .rateLimited: rejection = \.busy
         case .tooLarge: rejection = \.tooLarge
         case .badRequest, .invalidJSON: rejection = \.malformed
         case .timeout, .serviceUnavailable:
@@ -141,7 +141,7 @@ public struct BrokerStatistics: Sendable {
     }
 
     /// Error codes that mean "credentials missing or not good enough" (added with the token worker).
-    static let authCodes: Set<String> = ["unauthorized", "forbidden", "invalid_token", "insufficient_scope", "unauthenticated"]
+    static let authCodes: Set<String> = [WireError.Code.unauthenticated.rawValue, WireError.Code.tokenExpired.rawValue, WireError.Code.forbidden.rawValue]
 
     /// A rejection for a reason the broker's own errors do not cover (e.g. auth checked elsewhere).
     public mutating func recordRejection(service: String, reason: WritableKeyPath<Rejections, Int>) {

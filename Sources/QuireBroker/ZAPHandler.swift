@@ -127,6 +127,9 @@ public final class ZAPHandler: Sendable {
         } catch let error where error.code == EADDRINUSE {
             return
         }
+        // Unbind now: closing alone releases an inproc endpoint later, on libzmq's reaper thread, and
+        // a handler bound right after would find it still taken.
+        try? probe.unbind(endpoint)
         throw ZMQError(code: EPERM, operation: "curve", context: "CURVE is on but no ZAP handler is bound to \(endpoint) (give --curve-allow): libzmq would admit any client")
     }
 }

@@ -127,28 +127,28 @@ public struct BrokerEnvelope: Sendable, Equatable {
     /// Reads the broker's members from `frame` when it is a JSON object. Returns the envelope and the
     /// frame to forward (unchanged when there was nothing to remove), or an error when a member is malformed.
     /// Frames that are not JSON objects pass through untouched.
-    public static func split(_ frame: [UInt8]) -> Result<(BrokerEnvelope, [UInt8]), WireError> {
+    public static func split(_ frame: [UInt8], removing keys: Set<String> = reservedKeys) -> Result<(BrokerEnvelope, [UInt8]), WireError> {
         guard frame.first(where: { $0 != 0x20 && $0 != 0x0a && $0 != 0x0d && $0 != 0x09 }) == UInt8(ascii: "{") else {
             return .success((BrokerEnvelope(), frame))
         }
         // Cheap test first: most frames carry none of the reserved keys.
         let text = String(decoding: frame, as: UTF8.self)
-        guard reservedKeys.contains(where: { text.contains("\"\($0)\"") }) else { return .success((BrokerEnvelope(), frame)) }
+        guard keys.contains(where: { text.contains("\"\($0)\"") }) else { return .success((BrokerEnvelope(), frame)) }
         guard var object = (try? JSONSerialization.jsonObject(with: Data(frame))) as? [String: Any] else {
             return .failure(WireError(.invalidJSON, "the first frame is not valid JSON"))
         }
         var envelope = BrokerEnvelope()
-        if let token = object.removeValue(forKey: "token") {
+        if keys.contains("token"), let token = object.removeValue(forKey: "token") {
             guard let token = token as? String else { return .failure(WireError(.badRequest, "'token' must be a string")) }
             envelope.token = token
         }
-        if let wait = object.removeValue(forKey: "waitMs") {
+        if keys.contains("waitMs"), let wait = object.removeValue(forKey: "waitMs") {
             guard let number = wait as? NSNumber, let value = Int64(exactly: number.doubleValue), value >= 0 else {
                 return .failure(WireError(.badRequest, "'waitMs' must be a non-negative integer"))
             }
             envelope.waitMs = value
         }
-        if let job = object.removeValue(forKey: "job") {
+        if keys.contains("job"), let job = object.removeValue(forKey: "job") {
             let known: Set<String> = ["priority", "idempotencyKey", "deadlineMs", "maxAttempts", "resultTtlSeconds"]
             if let members = job as? [String: Any], let unknown = members.keys.sorted().first(where: { !known.contains($0) }) {
                 return .failure(WireError(.badRequest, "unknown job option '\(unknown)'"))

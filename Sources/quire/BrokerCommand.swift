@@ -29,6 +29,12 @@ enum BrokerCommand {
                                         with CURVE on refuses to start.
           --log-level LEVEL             [QUIRE_LOG_LEVEL] (info)
 
+        Auth (tokens from the token worker, checked on every service but mmi.* and auth.*):
+          --auth on|off                 [QUIRE_AUTH] (on); off only on a trusted network or for tests
+          --audience NAME               'aud' tokens must carry [QUIRE_AUDIENCE] (quire)
+          --issuer NAME                 'iss' tokens must carry [QUIRE_ISSUER] (quire)
+          --rate-limit N                requests per second per client, burst 2N [QUIRE_RATE_LIMIT] (200)
+
         Durable jobs (titanic.*), on when a data folder is given:
           --data DIR                    folder of the job store, jobs.sqlite3 [QUIRE_DATA] (none: jobs off)
           --max-jobs N                  queued + running jobs before '500 busy' [QUIRE_MAX_JOBS] (100000)
@@ -48,7 +54,7 @@ enum BrokerCommand {
         let arguments = try Arguments(command: "quire broker", args, valued: Set<String>([
             "bind", "heartbeat-interval-ms", "heartbeat-liveness", "busy-worker-timeout-ms", "request-timeout-ms",
             "max-attempts", "max-queued", "max-message-bytes", "log-level", "stats", "stats-interval-ms", "curve-secret-key", "curve-allow",
-        ]).union(jobOptionNames))
+        ]).union(jobOptionNames).union(authOptionNames))
         guard arguments.positionals.isEmpty else {
             throw UsageError(command: "quire broker", message: "unexpected argument '\(arguments.positionals[0])'")
         }
@@ -67,9 +73,13 @@ enum BrokerCommand {
         if let v = try arguments.integer("max-queued", range: 1...10_000_000) { configuration.maxQueuedRequests = v }
         if let v = try arguments.integer("max-message-bytes", range: 1024...(1 << 31)) { configuration.maxMessageBytes = v }
         configuration.jobs = try jobConfiguration(arguments, base: configuration.jobs)
+        configuration.auth = try authConfiguration(arguments)
         if let v = arguments.string("stats") { configuration.statsBind = v == "off" ? nil : v }
         if let v = try arguments.integer("stats-interval-ms", range: 10...3_600_000) { configuration.statsInterval = Milliseconds(Int64(v)) }
         let logger = try makeLogger("quire.broker", arguments)
+        if configuration.auth == nil {
+            logger.warning("auth is off: any client that reaches the broker may use every service (--auth off)")
+        }
         let curve = try CurveOptions.server(arguments)
         if let curve { configuration.curve = CurveServerSettings(secretKey: curve.secretKey, allowedKeys: curve.allowedKeys) }
 
@@ -128,4 +138,35 @@ func jobConfiguration(_ arguments: Arguments, base: JobConfiguration?, defaultDi
         jobs.services = Set(v.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
     }
     return jobs
+}
+
+/// The auth options `quire broker` and `quire up` share.
+let authOptionNames: Set<String> = ["auth", "audience", "issuer", "rate-limit"]
+
+/// Auth is on unless `--auth off` or `QUIRE_AUTH=off` says otherwise.
+func authConfiguration(_ arguments: Arguments) throws(UsageError) -> AuthConfiguration? {
+    let environment = ProcessInfo.processInfo.environment
+    let mode = arguments.string("auth") ?? environment["QUIRE_AUTH"] ?? "on"
+    switch mode {
+    case "on": break
+    case "off": return nil
+    default: throw UsageError(command: arguments.command, message: "'--auth \(mode)': expected on or off")
+    }
+    var configuration = AuthConfiguration()
+    if let v = arguments.string("audience") ?? environment["QUIRE_AUDIENCE"] { configuration.audience = v }
+    if let v = arguments.string("issuer") ?? environment["QUIRE_ISSUER"] { configuration.issuer = v }
+    let rate: Int?
+    if let text = environment["QUIRE_RATE_LIMIT"], arguments.string("rate-limit") == nil {
+        guard let value = Int(text), (1...1_000_000).contains(value) else {
+            throw UsageError(command: arguments.command, message: "QUIRE_RATE_LIMIT=\(text): expected an integer in 1…1000000")
+        }
+        rate = value
+    } else {
+        rate = try arguments.integer("rate-limit", range: 1...1_000_000)
+    }
+    if let rate {
+        configuration.rateLimit = Double(rate)
+        configuration.burst = Double(rate * 2)
+    }
+    return configuration
 }

@@ -26,7 +26,7 @@ enum JobCommands {
         Connection:
           --broker ENDPOINT      [QUIRE_BROKER] (default tcp://127.0.0.1:5555)
           --timeout-ms N         per attempt [QUIRE_TIMEOUT_MS] (30000)
-        """
+        """ + "\n" + ClientAuth.help
 
     static let resultHelp = """
         Usage: quire result ID [--wait] [--format F]
@@ -43,7 +43,9 @@ enum JobCommands {
 
         Exit status: 0 result printed; 1 the job failed, died, expired, was cancelled or is unknown
         (the reason on standard error); 2 usage error; 3 not finished yet.
-        """
+
+        A job is read with its submitter's token, or a reader token for it ('quire token --job ID'):
+        """ + "\n" + ClientAuth.help
 
     static let statusHelp = """
         Usage: quire status ID | quire cancel ID | quire close ID
@@ -56,7 +58,7 @@ enum JobCommands {
 
         Options:
           --broker ENDPOINT      [QUIRE_BROKER] (default tcp://127.0.0.1:5555)
-        """
+        """ + "\n" + ClientAuth.help
 
     // MARK: - submit
 
@@ -66,7 +68,7 @@ enum JobCommands {
         let arguments = try Arguments(command: command, args, valued: ocrOptionNames.union([
             "priority", "idempotency-key", "deadline-ms", "max-attempts", "result-ttl-s", "service",
             "broker", "timeout-ms", "log-level",
-        ]), booleans: ["auto-orientation"])
+        ]).union(ClientAuth.options), booleans: ["auto-orientation"])
         let files = arguments.positionals
         guard !files.isEmpty else { throw UsageError(command: command, message: "no image files given") }
         let (request, _) = try ocrRequest(arguments)
@@ -95,11 +97,14 @@ enum JobCommands {
                 return 1
             }
         }
+        guard let token = try jobToken(arguments, configuration: configuration) else { return 1 }
         var frames: [[[UInt8]]] = []
         for (index, input) in inputs.enumerated() {
             var perFile = options
             if let key { perFile.idempotencyKey = inputs.count == 1 ? key : "\(key)/\(index + 1)" }
-            frames.append([Array(service.utf8), try requestFrame(request, job: perFile), input.bytes])
+            var frame = try requestFrame(request, job: perFile)
+            if let token = token.value { frame = ClientAuth.insert(token, into: frame) }
+            frames.append([Array(service.utf8), frame, input.bytes])
         }
         let bodies = frames
         let outcome = blockingAwait { () async throws -> [Result<String, TitanicFailure>] in
@@ -150,7 +155,7 @@ enum JobCommands {
     static func result(_ args: [String]) throws -> Int32 {
         if args.contains("--help") || args.contains("-h") { printOut(resultHelp); return 0 }
         let command = "quire result"
-        let arguments = try Arguments(command: command, args, valued: ["format", "wait-timeout-s", "broker", "timeout-ms", "log-level"],
+        let arguments = try Arguments(command: command, args, valued: ClientAuth.options.union(["format", "wait-timeout-s", "broker", "timeout-ms", "log-level"]),
                                       booleans: ["wait"])
         let id = try jobID(arguments)
         let format = arguments.string("format") ?? "json"
@@ -162,13 +167,15 @@ enum JobCommands {
         var configuration = try clientConfiguration(arguments)
         // A held ask lasts up to 20 s: the client must wait longer than that for the answer.
         configuration.timeout = Milliseconds(max(configuration.timeout.value, 30_000))
+        guard let token = try jobToken(arguments, configuration: configuration) else { return 1 }
+        let envelope = envelopeFrame(token: token.value, waitMs: wait ? 20_000 : nil)
         let settings = configuration
         let outcome = blockingAwait { () async throws -> Result<[[UInt8]], TitanicFailure>? in
             try await withClient(configuration: settings) { client in
                 let start = Date()
                 while true {
                     var body = [Array(id.utf8)]
-                    if wait { body.append(Array(#"{"waitMs":20000}"#.utf8)) }
+                    if let envelope { body.append(envelope) }
                     switch try await titanic(client, Titanic.reply, body) {
                     case .failure(let failure) where failure.status == .pending:
                         guard wait else { return nil }
@@ -193,6 +200,20 @@ enum JobCommands {
                 printOut(String(decoding: first, as: UTF8.self))
                 return 0
             }
+            guard let result = try? JSONDecoder().decode(OCRResult.self, from: Data(first)) else {
+                printError("\(command): job \(id): the result is not an OCR result; use --format json")
+                return 1
+            }
+            if result.pages.contains(where: { $0.renderings?[format] == nil }) {
+                // Plain text is always in the result; the other renderings only when asked for.
+                if format == "text" {
+                    FileHandle.standardOutput.write(Data(result.text.utf8))
+                    if !result.text.hasSuffix("\n") { printOut("") }
+                    return 0
+                }
+                printError("\(command): job \(id) has no \(format) rendering: submit it with --format \(format)")
+                return 1
+            }
             return RecognizeCommand.output(.success(first), name: id, format: format, many: false) ? 0 : 1
         case .success(.failure(let failure)?):
             printError("\(command): job \(id): \(failure)")
@@ -208,12 +229,16 @@ enum JobCommands {
     static func status(_ args: [String], service: String) throws -> Int32 {
         if args.contains("--help") || args.contains("-h") { printOut(statusHelp); return 0 }
         let command = "quire " + service.dropFirst("titanic.".count)
-        let arguments = try Arguments(command: command, args, valued: ["broker", "timeout-ms", "log-level"])
+        let arguments = try Arguments(command: command, args, valued: ClientAuth.options.union(["broker", "timeout-ms", "log-level"]))
         let id = try jobID(arguments)
         let configuration = try clientConfiguration(arguments)
+        guard let token = try jobToken(arguments, configuration: configuration) else { return 1 }
+        var body = [Array(id.utf8)]
+        if let envelope = envelopeFrame(token: token.value, waitMs: nil) { body.append(envelope) }
+        let request = body
         let outcome = blockingAwait {
             try await withClient(configuration: configuration) { client in
-                try await titanic(client, service, [Array(id.utf8)])
+                try await titanic(client, service, request)
             }
         }
         switch outcome {
@@ -248,8 +273,36 @@ enum JobCommands {
         }
         if let v = arguments.string("broker") { configuration.broker = v }
         if let v = try arguments.integer("timeout-ms", range: 1...86_400_000) { configuration.timeout = Milliseconds(Int64(v)) }
+        do { configuration.curve = try CurveOptions.client(arguments) } catch let error as UsageError { throw error } catch {
+            throw UsageError(command: arguments.command, message: "\(error)")
+        }
         return configuration
     }
+
+    /// The token to present (`value` nil: none configured, the broker may have auth off); `nil` when
+    /// getting one failed, after saying why.
+    static func jobToken(_ arguments: Arguments, configuration: ClientConfiguration) throws -> PresentedToken? {
+        do {
+            return PresentedToken(value: try ClientAuth.token(arguments, configuration: configuration))
+        } catch let error as ClientError {
+            printError("\(arguments.command): cannot get a token: " + (error.remote.map { String(decoding: $0.jsonFrame, as: UTF8.self) } ?? error.description))
+            return nil
+        }
+    }
+
+    /// The JSON frame after a job id: the token and the long-poll wait, when there are any.
+    static func envelopeFrame(token: String?, waitMs: Int?) -> [UInt8]? {
+        var object: [String: Any] = [:]
+        if let token { object["token"] = token }
+        if let waitMs { object["waitMs"] = waitMs }
+        guard !object.isEmpty, let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return nil }
+        return Array(data)
+    }
+}
+
+/// The token a job verb presents; `value` is nil when none is configured.
+struct PresentedToken {
+    var value: String?
 }
 
 /// A Titanic reply other than `200`: its status and, from Quire's broker, the typed error.

@@ -3,6 +3,7 @@ import QuireBroker
 import QuireClient
 import QuireOCR
 import QuireSupport
+import QuireTokens
 import QuireWire
 import QuireWorker
 import Synchronization
@@ -47,17 +48,20 @@ enum UpCommand {
           --threads N            OCR worker threads [QUIRE_THREADS] (default: one per core)
           --tessdata DIR         language packs [QUIRE_TESSDATA] (default /usr/share/tesseract-ocr/5/tessdata)
           --languages L          default languages, e.g. eng+deu [QUIRE_LANGUAGES] (default eng)
-          --data DIR             the data folder: durable jobs [QUIRE_DATA]
+          --data DIR             the data folder: durable jobs, signing keys, the local client [QUIRE_DATA]
                                  (default $XDG_DATA_HOME/quire, else ~/.local/share/quire)
           --stats ENDPOINT       the stats PUB socket [QUIRE_STATS_BIND] (default tcp://127.0.0.1:5556; 'off': none)
           --log-level LEVEL      [QUIRE_LOG_LEVEL] (info)
-        The durable-job options of 'quire broker' apply too (--max-jobs, --job-attempts, …).
+          --auth on|off          [QUIRE_AUTH] (on: a signing key and a local client are created in the data
+                                 folder on first start; the CLI on this machine uses them by itself)
+        The durable-job and auth options of 'quire broker' apply too (--max-jobs, --rate-limit, …).
         """
 
     static func run(_ args: [String]) throws -> Int32 {
         if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
         let arguments = try Arguments(command: "quire up", args,
-                                      valued: Set(["bind", "threads", "tessdata", "languages", "log-level", "stats"]).union(jobOptionNames))
+                                      valued: Set(["bind", "threads", "tessdata", "languages", "log-level", "stats"]).union(jobOptionNames)
+                                          .union(authOptionNames))
         guard arguments.positionals.isEmpty else {
             throw UsageError(command: "quire up", message: "unexpected argument '\(arguments.positionals[0])'")
         }
@@ -68,6 +72,8 @@ enum UpCommand {
         }
         brokerConfiguration.bind = arguments.string("bind") ?? environment["QUIRE_BIND"] ?? "tcp://127.0.0.1:5555"
         brokerConfiguration.jobs = try jobConfiguration(arguments, base: brokerConfiguration.jobs, defaultDirectory: defaultDataDirectory(environment))
+        brokerConfiguration.auth = try authConfiguration(arguments)
+        let dataDirectory = brokerConfiguration.jobs?.directory ?? defaultDataDirectory(environment)
         let stats = arguments.string("stats") ?? brokerConfiguration.statsBind ?? "tcp://127.0.0.1:5556"
         brokerConfiguration.statsBind = stats == "off" ? nil : stats
         let threads = try arguments.integer("threads", range: 1...256)
@@ -107,6 +113,20 @@ enum UpCommand {
         var workers: [Worker] = []
         for _ in 0..<threads {
             workers.append(try Worker(configuration: workerConfiguration, service: service, context: context, logger: logger))
+        }
+        if let auth = brokerConfiguration.auth {
+            // Auth on, with nothing to set up: a signing key and a local client on first start, in the
+            // data folder (0600), which the CLI on this machine finds by itself; the token worker in here.
+            let credentials = try LocalAuthority.bootstrap(directory: dataDirectory)
+            let tokens = try TokenWorker.services(dataDirectory: dataDirectory,
+                                                  configuration: TokenAuthorityConfiguration(issuer: auth.issuer, audience: auth.audience),
+                                                  logger: logger)
+            for tokenService in tokens {
+                workers.append(try Worker(configuration: workerConfiguration, service: tokenService, context: context, logger: logger))
+            }
+            logger.notice("auth on", metadata: ["credentials": LocalAuthority.credentialsPath(dataDirectory: dataDirectory), "client": credentials.clientID])
+        } else {
+            logger.warning("auth is off: any client that reaches the broker may use every service (--auth off)")
         }
         logger.notice("quire up: broker and OCR workers running", metadata: ["endpoint": endpoint, "threads": String(threads)])
         let stopping = Atomic<Int>(0)

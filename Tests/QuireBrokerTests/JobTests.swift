@@ -10,7 +10,7 @@ import Testing
     @Test func titanicRequestsGoToTheJobManagerNotToAQueue() {
         var h = Harness()
         let actions = h.state.handle(.message(peer: Array("c".utf8), frames: MajordomoCodec.clientRequest(.mdp02, service: "titanic.request", body: [Array("echo".utf8), [1]])), now: h.now)
-        #expect(actions == [.titanic(peer: Array("c".utf8), dialect: .mdp02, service: "titanic.request", body: [Array("echo".utf8), [1]])])
+        #expect(actions == [.titanic(peer: Array("c".utf8), dialect: .mdp02, service: "titanic.request", body: [Array("echo".utf8), [1]], owner: "")])
         #expect(h.state.queueDepth(service: "titanic.request") == 0)
     }
 

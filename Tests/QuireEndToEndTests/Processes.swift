@@ -21,6 +21,8 @@ final class QuireProcess: @unchecked Sendable {
         process.executableURL = quireBinary
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
+        // Brokers enforce tokens by default; these tests are about the protocol, not auth.
+        env["QUIRE_AUTH"] = "off"
         for (k, v) in environment { env[k] = v }
         process.environment = env
         process.standardError = try FileHandle(forWritingTo: logURL)
@@ -77,6 +79,8 @@ func runQuire(_ arguments: [String], environment: [String: String] = [:], timeou
     process.executableURL = quireBinary
     process.arguments = arguments
     var env = ProcessInfo.processInfo.environment
+    // Brokers enforce tokens by default; these tests are about the protocol, not auth.
+    env["QUIRE_AUTH"] = "off"
     for (k, v) in environment { env[k] = v }
     process.environment = env
     let out = Pipe(), err = Pipe()
