@@ -1,0 +1,93 @@
+# Quire: one image for every role. Compose services differ only in `command:` (broker, worker ocr,
+# worker token, exporter, and the client verbs).
+#
+# From source (needs a registry for the official Swift image):
+#   docker build -t quire .
+# From a static binary already built on a Debian 12 host (what scripts/docker-smoke does where no
+# registry answers; the base image then comes from scripts/docker-base):
+#   swift build -c release --static-swift-stdlib --product quire
+#   mkdir ctx && cp .build/release/quire ctx/
+#   docker build --build-arg QUIRE_BINARY=quire --build-arg BUILD_IMAGE=quire-base:bookworm-slim \
+#     --build-arg RUNTIME_IMAGE=quire-base:bookworm-slim -t quire -f Dockerfile ctx
+#
+# Two stages and no optional ones: the classic builder (Debian's docker.io 20.10, docker-compose 1.29)
+# builds every stage before the target, so the choice between compiling and taking a binary is made
+# by a build argument inside the build stage, not by picking a stage.
+#
+# Build arguments:
+#   BUILD_IMAGE          the build stage's image: the official Swift image, or any Debian 12 image
+#                        when QUIRE_BINARY is given
+#   QUIRE_BINARY         path in the build context of a static quire binary to use instead of compiling
+#   RUNTIME_IMAGE        Debian 12 for the runtime (debian:bookworm-slim, or a local import of it)
+#   TESSERACT_LANGUAGES  Debian language packs to install, by Tesseract code ("eng osd"; e.g. "eng osd deu fra")
+
+ARG BUILD_IMAGE=swift:6.3-bookworm
+ARG RUNTIME_IMAGE=debian:bookworm-slim
+
+# ---- build: compile with the Swift toolchain, or take the binary from the context ---------------
+FROM ${BUILD_IMAGE} AS build
+ARG QUIRE_BINARY=""
+# The C libraries' headers for the compiler (only when compiling: this layer is cached apart from
+# the sources).
+RUN set -eux; \
+    if [ -z "$QUIRE_BINARY" ]; then \
+        export DEBIAN_FRONTEND=noninteractive; \
+        apt-get update; \
+        apt-get install -y --no-install-recommends \
+            libzmq3-dev libtesseract-dev libleptonica-dev libsodium-dev libsqlite3-dev libheif-dev; \
+        rm -rf /var/lib/apt/lists/*; \
+    fi
+WORKDIR /src
+# SwiftPM wants every target's directory, the test targets' too (.dockerignore leaves out .build).
+COPY . ./
+RUN set -eux; \
+    if [ -n "$QUIRE_BINARY" ]; then \
+        install -D -m 0755 "$QUIRE_BINARY" /out/quire; \
+    else \
+        swift build -c release --static-swift-stdlib --product quire; \
+        install -D -m 0755 "$(swift build -c release --show-bin-path)/quire" /out/quire; \
+    fi
+
+# ---- runtime: Debian's shared libraries, language packs, an unprivileged user, the binary -------
+FROM ${RUNTIME_IMAGE} AS runtime
+ARG TESSERACT_LANGUAGES="eng osd"
+RUN set -eux; \
+    export DEBIAN_FRONTEND=noninteractive; \
+    packs=""; for l in $TESSERACT_LANGUAGES; do packs="$packs tesseract-ocr-$(echo "$l" | tr '_' '-' | tr 'A-Z' 'a-z')"; done; \
+    apt-get update; \
+    apt-get install -y --no-install-recommends \
+        libzmq5 libtesseract5 liblept5 libsodium23 libheif1 libsqlite3-0 $packs; \
+    rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt /var/log/dpkg.log; \
+    groupadd --system --gid 10001 quire; \
+    useradd --system --uid 10001 --gid quire --home-dir /var/lib/quire --no-create-home \
+        --shell /usr/sbin/nologin quire; \
+    install -d -o quire -g quire -m 0750 /var/lib/quire /var/lib/quire-token
+
+# Debian's Tesseract is built with OpenMP: without this at process start it runs ~6x slower.
+# Parallelism comes from worker containers (and --threads), one engine per thread.
+ENV OMP_THREAD_LIMIT=1 \
+    QUIRE_TESSDATA=/usr/share/tesseract-ocr/5/tessdata \
+    QUIRE_BIND=tcp://*:5555
+# No VOLUME here (every OCR worker and client run would get an anonymous volume): compose mounts named
+# volumes on these directories, and an empty named volume takes their ownership, so the broker's job
+# store and the token worker's keys are writable by the unprivileged user.
+WORKDIR /var/lib/quire
+USER quire:quire
+EXPOSE 5555 5556 9464
+
+# Workers drain on SIGTERM (finish the request in hand, DISCONNECT, exit 0); give them the time with
+# `stop_grace_period` (compose) or `docker stop -t`.
+STOPSIGNAL SIGTERM
+
+# Healthy = the broker answers MMI (RFC 8) within 3 s. In the broker's container that is the broker
+# itself; in a worker's, the broker it serves (QUIRE_BROKER). QUIRE_HEALTH_BROKER overrides.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
+    CMD quire call mmi.service ocr --broker "${QUIRE_HEALTH_BROKER:-${QUIRE_BROKER:-tcp://127.0.0.1:5555}}" \
+        --timeout-ms 3000 --retries 0 >/dev/null || exit 1
+
+ENTRYPOINT ["quire"]
+CMD ["broker"]
+
+COPY --from=build /out/quire /usr/local/bin/quire
+# Fails the build if a library is missing or the binary is not for this system.
+RUN ["quire", "--version"]
