@@ -73,6 +73,8 @@ public struct BrokerState: Sendable {
         let client: [UInt8]
         /// Set for a durable job's request: its replies go to the job manager, not to a peer.
         var jobTag: UInt64? = nil
+        /// Workers that said goodbye while holding it (see the DISCONNECT case).
+        var goodbyes = 0
         let clientDialect: Dialect
         let service: String
         let body: [[UInt8]]
@@ -326,6 +328,14 @@ public struct BrokerState: Sendable {
         }
         if case .disconnect = command {
             actions.append(.log(.info, "worker disconnected", ["peer": hex(peer), "service": worker.service]))
+            // A draining worker says goodbye only once it has answered what it took: a request it still
+            // holds was sent while it was leaving (scale-down) and never served, so handing it on costs
+            // no attempt. Up to maxAttempts such goodbyes per request, so that a worker that takes
+            // requests and leaves without answering cannot pass one around for ever.
+            if let id = worker.request, let request = inFlight[id], request.goodbyes < configuration.maxAttempts {
+                inFlight[id]?.attempts -= 1
+                inFlight[id]?.goodbyes += 1
+            }
             removeWorker(peer, now: now, into: &actions, disconnect: false)
             return
         }

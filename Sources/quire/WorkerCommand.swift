@@ -21,7 +21,7 @@ enum WorkerCommand {
 
         Options (environment variable in brackets):
           --broker ENDPOINT             the broker [QUIRE_BROKER] (default tcp://127.0.0.1:5555)
-          --threads N                   worker connections (and OCR engines) in this process (default 1)
+          --threads N                   worker connections (and OCR engines) in this process [QUIRE_THREADS] (1)
           --tessdata DIR                language packs (ocr) [QUIRE_TESSDATA]
           --languages L                 default languages (ocr), e.g. eng+deu [QUIRE_LANGUAGES] (eng)
           --dialect D                   mdp02 (default), mdp01 or majortomo
@@ -66,7 +66,17 @@ enum WorkerCommand {
         }
         if let v = try arguments.integer("heartbeat-interval-ms", range: 1...3_600_000) { configuration.heartbeatInterval = Milliseconds(Int64(v)) }
         if let v = try arguments.integer("heartbeat-liveness", range: 1...100) { configuration.heartbeatLiveness = v }
-        let threads = try arguments.integer("threads", range: 1...256) ?? 1
+        let threads: Int
+        if let value = try arguments.integer("threads", range: 1...256) {
+            threads = value
+        } else if let text = ProcessInfo.processInfo.environment["QUIRE_THREADS"] {
+            guard let value = Int(text), (1...256).contains(value) else {
+                throw UsageError(command: arguments.command, message: "QUIRE_THREADS=\(text): expected an integer in 1…256")
+            }
+            threads = value
+        } else {
+            threads = 1
+        }
         configuration.curve = try CurveOptions.client(arguments)
 
         var services: [WorkerService] = []

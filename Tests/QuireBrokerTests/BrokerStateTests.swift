@@ -212,11 +212,13 @@ struct BrokerStateTests {
         var h = Harness()
         _ = h.ready("w1")
         _ = h.request("c1")
-        _ = h.send("w1", MajordomoCodec.workerDisconnect(.mdp02))   // attempt 1 lost, requeued
+        h.advance(ms: 3_500)
+        _ = h.tick()   // w1 went silent holding it: attempt 1 lost, requeued
         #expect(h.state.queueDepth(service: "echo") == 1)
         let second = h.ready("w2")
         #expect(second.first?.peer == "w2")
-        let sent = h.send("w2", MajordomoCodec.workerDisconnect(.mdp02))   // attempt 2 lost: the limit
+        h.advance(ms: 3_500)
+        let sent = h.tick()   // attempt 2 lost: the limit
         let error = try #require(sent.first { $0.peer == "c1" }?.error)
         #expect(error.code == .workerLost)
         #expect(error.attempts == 2)

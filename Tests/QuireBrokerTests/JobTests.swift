@@ -227,3 +227,41 @@ import Testing
         }
     }
 }
+
+@Suite struct VoluntaryDisconnectTests {
+    /// Scale-down: a draining worker says goodbye while a request it never started is on its way to it.
+    @Test func aRequestHeldByAWorkerThatSaysGoodbyeCostsNoAttempt() throws {
+        var h = Harness()  // maxAttempts 2
+        for round in 0..<3 {
+            let worker = "w\(round)"
+            _ = h.ready(worker)
+            let sent = round == 0 ? h.request("c") : []
+            if round == 0 { #expect(sent.first?.isRequest == true) }
+            // The goodbye crosses the request: the request goes to the next worker, attempts unchanged.
+            let after = h.send(worker, MajordomoCodec.workerDisconnect(.mdp02))
+            #expect(!after.contains { $0.peer == "c" }, "the client must not get worker_lost after \(round + 1) goodbyes")
+            #expect(h.state.queueDepth(service: "echo") == 1)
+        }
+        let next = h.ready("last")
+        let address = try #require(next.first(where: { $0.peer == "last" })?.requestAddress)
+        let reply = h.final("last", address: address, body: ["done"])
+        #expect(reply.first?.peer == "c")
+    }
+}
+
+extension VoluntaryDisconnectTests {
+    /// A worker that takes requests and leaves without answering cannot pass one around for ever.
+    @Test func goodbyesAreFreeOnlyUpToTheAttemptLimit() {
+        var h = Harness()  // maxAttempts 2: 2 free goodbyes, then 2 counted
+        _ = h.request("c")
+        var lost: WireError?
+        for round in 0..<10 where lost == nil {
+            _ = h.ready("w\(round)")
+            for sent in h.send("w\(round)", MajordomoCodec.workerDisconnect(.mdp02)) where sent.peer == "c" {
+                lost = sent.error
+                #expect(round == 3)
+            }
+        }
+        #expect(lost?.code == .workerLost)
+    }
+}
