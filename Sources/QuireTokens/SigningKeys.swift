@@ -141,7 +141,11 @@ public struct KeyStore: Sendable {
     /// deletes keys retired for longer than ``pruneAfter``. Returns the new key.
     public func rotate(now: Int64, activationDelay: Int64) throws(TokenStoreError) -> SigningKey {
         try PrivateFiles.withLock(lockPath) { () throws(TokenStoreError) -> SigningKey in
-            let key = try SigningKey.generate(now: now, activatesAt: now + max(0, activationDelay))
+            // Strictly after every existing key's activation (times are whole seconds): otherwise a key
+            // rotated within the second of the last one would tie with it, and which one signs, and
+            // whether the old one is ever retired, would depend on the kids' spelling.
+            let latest = try load().keys.map(\.activatesAt).max() ?? Int64.min
+            let key = try SigningKey.generate(now: now, activatesAt: max(now + max(0, activationDelay), latest &+ 1))
             try save(key)
             let all = try load()
             for old in all.keys where old != key {

@@ -269,6 +269,19 @@ struct RotationTests {
         let text = String(decoding: try #require(FileManager.default.contents(atPath: store.directory + "/\(third.kid).json")), as: UTF8.self)
         #expect(text.contains(Base64URL.encode(third.seed)))
     }
+
+    @Test("a key rotated within the second of the last one activates after it, never ties with it")
+    func sameSecondRotation() throws {
+        let folder = DataFolder()
+        let store = KeyStore(dataDirectory: folder.path)
+        let first = try #require(store.ensureKey(now: 100).keys.first)
+        let second = try store.rotate(now: 100, activationDelay: 0)
+        #expect(second.activatesAt == 101)
+        let keys = try store.load()
+        #expect(keys.signingKey(now: 100)?.kid == first.kid)
+        #expect(keys.signingKey(now: 101)?.kid == second.kid)
+        #expect(keys.supersededAt(first, now: 101) == 101)
+    }
 }
 
 @Suite("client registry and the token endpoint")

@@ -44,10 +44,12 @@ class Secure:
         return doc["access_token"]
 
     def signing_key(self):
+        """The key that signs now: the latest that has become active (file names are random kids)."""
         keys_dir = self.data / "auth" / "keys"
-        files = sorted(keys_dir.glob("*.json"))
-        assert files, "no signing key in %s" % keys_dir
-        doc = json.loads(files[-1].read_text())
+        docs = [json.loads(f.read_text()) for f in keys_dir.glob("*.json")]
+        active = [d for d in docs if d["activates"] <= time.time()]
+        assert active, "no active signing key in %s" % keys_dir
+        doc = max(active, key=lambda d: (d["activates"], d["created"]))
         seed = base64.urlsafe_b64decode(doc["seed"] + "=" * (-len(doc["seed"]) % 4))
         return doc["kid"], Ed25519PrivateKey.from_private_bytes(seed)
 
@@ -184,9 +186,13 @@ def test_rate_limit_answers_rate_limited_with_retry_after(ctx, start_broker, sta
 
 def test_a_rotated_key_is_fetched_when_a_token_names_it(secure):
     client = secure.add_client("capture", "echo")
-    assert echo(secure, secure.token(client))[-1] == b"payload"
+    first = secure.token(client)
+    assert echo(secure, first)[-1] == b"payload"
     quire("keys", "rotate", "--activate-in-s", "0", "--data", str(secure.data))
-    fresh = secure.token(client)
+    # A key rotated within the second of the last one activates a second later.
+    old_kid = jwt.get_unverified_header(first)["kid"]
+    fresh = wait_until(lambda: (lambda t: t if jwt.get_unverified_header(t)["kid"] != old_kid else None)(secure.token(client)),
+                       5, interval=0.2, what="a token signed by the new key")
     assert jwt.get_unverified_header(fresh)["kid"] == secure.signing_key()[0]
     assert echo(secure, fresh)[-1] == b"payload"
 
