@@ -57,6 +57,7 @@ public final class Broker: Sendable {
             logger.notice("durable jobs off: no data folder (--data or QUIRE_DATA)")
         }
         defer { withExtendedLifetime(lock) {} }
+        defer { jobs?.close() }
         try serve(jobs: jobs, onBound: onBound)
     }
 

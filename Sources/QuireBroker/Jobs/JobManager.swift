@@ -43,10 +43,13 @@ final class JobManager {
     private var depthServices: Set<String> = []
     private var random = SystemRandomNumberGenerator()
 
+    private let checkpointer: Checkpointer
+
     init(configuration: JobConfiguration, logger: Logger, now: Int64) throws(JobStoreError) {
         self.configuration = configuration
         self.logger = logger
         store = try JobStore(directory: configuration.directory, maxBytes: configuration.maxStoreBytes)
+        checkpointer = Checkpointer(path: store.path, interval: 200, logger: logger)
         do {
             let recovered = try store.batch { () throws(SQLiteError) in try store.recover(now: now) }
             knownServices = Set(try store.knownServices())
@@ -59,8 +62,10 @@ final class JobManager {
                 logger.notice("recovered durable jobs", metadata: ["jobs": String(recovered.count), "store": store.path])
             }
         } catch let error as SQLiteError {
+            checkpointer.stop()
             throw JobStoreError(error)
         } catch {
+            checkpointer.stop()
             throw JobStoreError(kind: .other, message: "\(error)")
         }
     }
@@ -558,6 +563,9 @@ final class JobManager {
         }
         return actions + commit(state: &state, now: now)
     }
+
+    /// Stops the checkpoint thread (the broker calls this once its loop has ended).
+    func close() { checkpointer.stop() }
 
     /// Readers held for results are told `300` (ask again) when the broker stops.
     func shutdown(state: inout BrokerState) -> [BrokerAction] {

@@ -142,6 +142,8 @@ final class JobStore {
             try database.execute("PRAGMA page_size=65536")
             try database.execute("PRAGMA journal_mode=WAL")
             try database.execute("PRAGMA synchronous=FULL")
+            // Checkpoints run on their own thread (``Checkpointer``); this is only a safety net.
+            try database.execute("PRAGMA wal_autocheckpoint=16384")
             try migrate()
             if let maxBytes {
                 let pageSize = try database.scalarInt("PRAGMA page_size") ?? 4_096
