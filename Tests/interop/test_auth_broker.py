@@ -15,7 +15,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from conftest import (QUIRE_BIN, Proc, call, new_dealer, parse_error, wait_service, wait_until)
+from conftest import (QUIRE_BIN, Proc, call, free_port, new_dealer, parse_error, wait_service, wait_until)
 from test_auth import quire
 
 
@@ -68,7 +68,9 @@ class Secure:
 @pytest.fixture
 def secure(ctx, start_broker, start_echo_worker, procs, tmp_path):
     data = tmp_path / "data"
-    broker = start_broker(auth="on", data=str(data / "broker"), job_services="echo")
+    stats = "tcp://127.0.0.1:%d" % free_port()
+    broker = start_broker(auth="on", data=str(data / "broker"), job_services="echo", stats=stats, stats_interval_ms=200)
+    broker.stats_url = stats
     worker = Proc([QUIRE_BIN, "worker", "token", "--broker", broker.url, "--data", str(data),
                    "--heartbeat-interval-ms", "250"], tmp_path / "token-worker.log")
     procs.append(worker)
@@ -197,11 +199,19 @@ def test_a_rotated_key_is_fetched_when_a_token_names_it(secure):
     assert echo(secure, fresh)[-1] == b"payload"
 
 
-def test_secrets_and_tokens_never_reach_the_logs(secure):
+def test_secrets_and_tokens_never_reach_the_logs_results_or_stats(secure):
     client = secure.add_client("capture", "echo")
     token = secure.token(client)
-    echo(secure, token)
+    reply = echo(secure, token)
     echo(secure, token[:-2] + "xx")
+    job = secure.ask("titanic.request", b"echo", json.dumps({"token": token}).encode(), b"page")[1]
+    result = wait_until(lambda: (lambda r: r if r[0] == b"200" else None)(
+        secure.ask("titanic.reply", job, json.dumps({"token": token}).encode())), 10, what="the job's result")
+    snapshot = quire("stats", "--once", "--json", "--stats", secure.broker.stats_url).stdout
+    for text in [b"".join(reply), b"".join(result), snapshot]:
+        assert client["client_secret"].encode() not in text
+        assert token.encode() not in text and token.split(".")[2].encode() not in text
+    assert b'"auth"' in snapshot  # the snapshot counts auth refusals, without saying whose
     for p in secure.procs:
         log = open(p.log_path, "rb").read()
         assert client["client_secret"].encode() not in log, p.argv
