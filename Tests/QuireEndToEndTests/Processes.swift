@@ -23,6 +23,9 @@ final class QuireProcess: @unchecked Sendable {
         var env = ProcessInfo.processInfo.environment
         // Brokers enforce tokens by default; these tests are about the protocol, not auth.
         env["QUIRE_AUTH"] = "off"
+        // Never the machine's real data folder: credentials there would make client verbs fetch tokens.
+        env["XDG_DATA_HOME"] = testDataHome
+        for name in ["QUIRE_DATA", "QUIRE_TOKEN", "QUIRE_CLIENT_ID", "QUIRE_CLIENT_SECRET"] { env[name] = nil }
         for (k, v) in environment { env[k] = v }
         process.environment = env
         process.standardError = try FileHandle(forWritingTo: logURL)
@@ -81,6 +84,9 @@ func runQuire(_ arguments: [String], environment: [String: String] = [:], timeou
     var env = ProcessInfo.processInfo.environment
     // Brokers enforce tokens by default; these tests are about the protocol, not auth.
     env["QUIRE_AUTH"] = "off"
+    // Never the machine's real data folder: credentials there would make client verbs fetch tokens.
+    env["XDG_DATA_HOME"] = testDataHome
+    for name in ["QUIRE_DATA", "QUIRE_TOKEN", "QUIRE_CLIENT_ID", "QUIRE_CLIENT_SECRET"] { env[name] = nil }
     for (k, v) in environment { env[k] = v }
     process.environment = env
     let out = Pipe(), err = Pipe()
@@ -103,3 +109,10 @@ func runQuire(_ arguments: [String], environment: [String: String] = [:], timeou
             String(decoding: outData.withLock { $0 }, as: UTF8.self),
             String(decoding: errData.withLock { $0 }, as: UTF8.self))
 }
+
+/// An empty folder that stands for `$XDG_DATA_HOME` in every process the tests start.
+let testDataHome: String = {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("quire-e2e-data-home-\(UUID().uuidString)").path
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}()

@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -31,6 +32,11 @@ QUIRE_BIN = os.environ.get("QUIRE_BIN") or str(REPO_ROOT / ".build" / "debug" / 
 # auth off (every process started here inherits this); test_auth.py and test_curve.py turn it on
 # explicitly with --auth on where they need it.
 os.environ["QUIRE_AUTH"] = "off"
+# `quire up`'s default data folder (job store, keys, the local client's credentials) must never be this
+# machine's real one: a credentials.json there would make every client verb fetch a token first.
+os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="quire-tests-data-home-")
+for _name in ("QUIRE_DATA", "QUIRE_TOKEN", "QUIRE_CLIENT_ID", "QUIRE_CLIENT_SECRET"):
+    os.environ.pop(_name, None)
 ERROR_SCHEMA_PATH = REPO_ROOT / "proto-json" / "error.schema.json"
 
 # Short heartbeats keep the failure-detection tests fast: a peer is dead
