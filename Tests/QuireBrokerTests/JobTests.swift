@@ -140,6 +140,30 @@ import Testing
         #expect(try store.record(id: "x") == nil)
     }
 
+    /// A read left open would pin a snapshot and keep every checkpoint from passing it: the WAL would
+    /// grow until the disk is full.
+    @Test func readsLeaveNothingThatHoldsTheWALBack() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try JobStore(directory: directory)
+        for n in 0..<40 {
+            try store.batch { () throws(SQLiteError) in
+                try store.insert(record("j\(n)", sequence: Int64(n + 1)), request: [[UInt8](repeating: UInt8(n), count: 100_000)])
+            }
+            _ = try store.record(id: "j\(n)")
+            _ = try store.request(id: "j\(n)")
+            _ = try store.record(owner: "", idempotencyKey: "k-j\(n)")
+            _ = try store.knownServices()
+        }
+        let checkpointer = try SQLiteDatabase(path: store.path)
+        let checkpoint = try checkpointer.statement("PRAGMA wal_checkpoint(PASSIVE)")
+        defer { checkpoint.reset() }
+        #expect(try checkpoint.step())
+        let (walFrames, copied) = (checkpoint.int(1), checkpoint.int(2))
+        #expect(walFrames > 0)
+        #expect(copied == walFrames, "only \(copied) of \(walFrames) WAL frames could be checkpointed")
+    }
+
     @Test func aStoreFromANewerBrokerIsRefused() throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -241,18 +241,21 @@ final class JobStore {
 
     func record(id: String) throws(SQLiteError) -> JobRecord? {
         let statement = try database.statement("SELECT \(Self.columns) FROM jobs WHERE id = ?")
+        defer { statement.reset() }
         statement.bind(1, id)
         return try statement.step() ? Self.record(from: statement) : nil
     }
 
     func record(owner: String, idempotencyKey: String) throws(SQLiteError) -> JobRecord? {
         let statement = try database.statement("SELECT \(Self.columns) FROM jobs WHERE owner = ? AND idempotency_key = ?")
+        defer { statement.reset() }
         statement.bind(1, owner).bind(2, idempotencyKey)
         return try statement.step() ? Self.record(from: statement) : nil
     }
 
     func request(id: String) throws(SQLiteError) -> [[UInt8]]? {
         let statement = try database.statement("SELECT request FROM jobs WHERE id = ?")
+        defer { statement.reset() }
         statement.bind(1, id)
         guard try statement.step(), let blob = statement.blob(0) else { return nil }
         return FrameCoding.decode(blob)
@@ -260,6 +263,7 @@ final class JobStore {
 
     func reply(id: String) throws(SQLiteError) -> [[UInt8]]? {
         let statement = try database.statement("SELECT reply FROM jobs WHERE id = ?")
+        defer { statement.reset() }
         statement.bind(1, id)
         guard try statement.step(), let blob = statement.blob(0) else { return nil }
         return FrameCoding.decode(blob)
@@ -267,6 +271,7 @@ final class JobStore {
 
     func knownServices() throws(SQLiteError) -> [String] {
         let statement = try database.statement("SELECT name FROM services")
+        defer { statement.reset() }
         var names: [String] = []
         while try statement.step() { if let name = statement.text(0) { names.append(name) } }
         return names

@@ -52,7 +52,10 @@ final class SQLiteDatabase {
         }
     }
 
-    /// A prepared statement for `sql`, reset and with its bindings cleared.
+    /// A prepared statement for `sql`, reset and with its bindings cleared. A caller that reads rows
+    /// must reset it when done (`defer { statement.reset() }`) or step it to the end: a statement left
+    /// on a row holds a read transaction, and in WAL mode that pins a snapshot no checkpoint can pass,
+    /// so the WAL would grow for ever.
     func statement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
         if let cached = cache[sql] {
             cached.reset()
@@ -86,6 +89,7 @@ final class SQLiteDatabase {
 
     func scalarInt(_ sql: String) throws(SQLiteError) -> Int64? {
         let statement = try statement(sql)
+        defer { statement.reset() }
         return try statement.step() ? statement.int(0) : nil
     }
 }
