@@ -144,6 +144,8 @@ final class JobStore {
             try database.execute("PRAGMA synchronous=FULL")
             // Checkpoints run on their own thread (``Checkpointer``); this is only a safety net.
             try database.execute("PRAGMA wal_autocheckpoint=16384")
+            // When the WAL restarts, cut the file back to this size instead of keeping its peak.
+            try database.execute("PRAGMA journal_size_limit=67108864")
             try migrate()
             if let maxBytes {
                 let pageSize = try database.scalarInt("PRAGMA page_size") ?? 4_096
