@@ -57,6 +57,10 @@ struct AuthGate: Sendable {
     var missingKeys: [String: Instant] = [:]
     /// Requests waiting for the JWKS: the original message, replayed when it arrives.
     var parked: [(peer: [UInt8], frames: [[UInt8]], until: Instant)] = []
+    var parkedBytes = 0
+    /// Past these, a request whose token names an unknown key is refused at once instead of waiting.
+    static let maxParked = 1_000
+    static let maxParkedBytes = 64 << 20
 
     init(configuration: AuthConfiguration) {
         self.configuration = configuration

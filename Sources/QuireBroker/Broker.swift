@@ -123,11 +123,12 @@ public final class Broker: Sendable {
             }
             // Orderly stop: tell everyone, and let the goodbyes leave before the socket closes. Jobs stay
             // in the store; those running now are queued again at the next start.
+            // The state machine stops first, so that the last commit hands no job to a leaving worker.
+            try perform(state.handle(.shutdown, now: Instant.now()), on: socket, state: &state, jobs: nil)
             if let jobs {
                 try perform(jobs.shutdown(state: &state), on: socket, state: &state, jobs: jobs)
                 try perform(jobs.commit(state: &state, now: wallClockMilliseconds()), on: socket, state: &state, jobs: nil)
             }
-            try perform(state.handle(.shutdown, now: Instant.now()), on: socket, state: &state, jobs: nil)
             try socket.setLinger(milliseconds: 500)
             socket.close()
             logger.notice("broker stopped", metadata: ["endpoint": bound])

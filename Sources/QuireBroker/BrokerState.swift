@@ -229,7 +229,15 @@ public struct BrokerState: Sendable {
                     replyError(to: peer, dialect: dialect, service: service, error, into: &actions)
                     return
                 case .park:
+                    // Bounded: tokens naming unknown keys cannot make the broker hold unlimited bytes.
+                    guard gate.parked.count < AuthGate.maxParked, gate.parkedBytes + total <= AuthGate.maxParkedBytes else {
+                        replyError(to: peer, dialect: dialect, service: service,
+                                   WireError(.serviceUnavailable, "too many requests are waiting for the token keys; try again shortly", service: service),
+                                   into: &actions)
+                        return
+                    }
                     auth?.parked.append((peer, frames, now + gate.configuration.jwksWait))
+                    auth?.parkedBytes += total
                     fetchJWKS(now: now, into: &actions)
                     return
                 }
@@ -332,7 +340,9 @@ public struct BrokerState: Sendable {
             // holds was sent while it was leaving (scale-down) and never served, so handing it on costs
             // no attempt. Up to maxAttempts such goodbyes per request, so that a worker that takes
             // requests and leaves without answering cannot pass one around for ever.
-            if let id = worker.request, let request = inFlight[id], request.goodbyes < configuration.maxAttempts {
+            // (Not for durable jobs: each attempt is a new request to the broker, so a per-request cap
+            // would never stop one; their attempts count, and a lost worker sends them straight back.)
+            if let id = worker.request, let request = inFlight[id], request.jobTag == nil, request.goodbyes < configuration.maxAttempts {
                 inFlight[id]?.attempts -= 1
                 inFlight[id]?.goodbyes += 1
             }
@@ -479,6 +489,7 @@ public struct BrokerState: Sendable {
         if var gate = auth {
             let expired = gate.parked.filter { $0.until <= now }
             gate.parked.removeAll { $0.until <= now }
+            gate.parkedBytes = gate.parked.reduce(0) { $0 + $1.frames.reduce(0) { $0 + $1.count } }
             if gate.haveKeys, !gate.fetching, let last = gate.lastFetch, now >= last + gate.configuration.jwksMaxAge,
                workerCount(service: "auth.jwks") > 0 {
                 auth = gate
@@ -542,6 +553,7 @@ public struct BrokerState: Sendable {
         stopping = true
         if let parked = auth?.parked {
             auth?.parked.removeAll()
+            auth?.parkedBytes = 0
             for request in parked { refuseParked(request, WireError(.shuttingDown, "the broker is shutting down"), into: &actions) }
         }
         for (name, var record) in services {
@@ -592,6 +604,7 @@ public struct BrokerState: Sendable {
         actions.append(.log(.info, "JWKS installed", ["keys": String(jwks.keys.count)]))
         let parked = auth?.parked ?? []
         auth?.parked.removeAll()
+        auth?.parkedBytes = 0
         for request in parked {
             receive(peer: request.peer, frames: request.frames, now: now, replay: true, into: &actions)
         }
@@ -602,6 +615,7 @@ public struct BrokerState: Sendable {
         actions.append(.log(.warning, "could not fetch the JWKS", ["reason": reason]))
         let parked = auth?.parked ?? []
         auth?.parked.removeAll()
+        auth?.parkedBytes = 0
         for request in parked {
             refuseParked(request, WireError(.serviceUnavailable, "the token could not be checked: \(reason)"), into: &actions)
         }

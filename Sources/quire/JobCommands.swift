@@ -82,7 +82,9 @@ enum JobCommands {
         options.deadlineMs = try arguments.integer("deadline-ms", range: 1...(86_400_000 * 365)).map(Int64.init)
         options.maxAttempts = try arguments.integer("max-attempts", range: 1...20)
         options.resultTTLSeconds = try arguments.integer("result-ttl-s", range: 1...2_592_000).map(Int64.init)
-        let key = arguments.string("idempotency-key")
+        // Always a key: the client resends a submission whose 200 came too late, and the key makes the
+        // resend return the same job instead of a second one. Without --idempotency-key, a random one.
+        let key = arguments.string("idempotency-key") ?? "quire-submit-" + (0..<16).map { _ in String(UInt8.random(in: 0...255), radix: 16) }.joined()
         let service = arguments.string("service") ?? "ocr"
         let configuration = try clientConfiguration(arguments)
 
@@ -93,7 +95,7 @@ enum JobCommands {
         var frames: [[[UInt8]]] = []
         for (index, input) in inputs.enumerated() {
             var perFile = options
-            if let key { perFile.idempotencyKey = inputs.count == 1 ? key : "\(key)/\(index + 1)" }
+            perFile.idempotencyKey = inputs.count == 1 ? key : "\(key)/\(index + 1)"
             var frame = try requestFrame(request, job: perFile)
             if let token = token.value { frame = ClientAuth.insert(token, into: frame) }
             frames.append([Array(service.utf8), frame, input.bytes])

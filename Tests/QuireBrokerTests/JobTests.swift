@@ -289,3 +289,15 @@ extension VoluntaryDisconnectTests {
         #expect(lost?.code == .workerLost)
     }
 }
+
+extension VoluntaryDisconnectTests {
+    /// Each attempt of a durable job is a new request to the broker: a goodbye must count, or a worker
+    /// that leaves on a poison job would pass it around for ever.
+    @Test func aJobHeldByAWorkerThatSaysGoodbyeCountsTheAttempt() {
+        var h = Harness()
+        _ = h.ready("w")
+        _ = h.state.submitJob(tag: 9, service: "echo", body: [[1]], now: h.now)
+        let actions = h.state.handle(.message(peer: Array("w".utf8), frames: MajordomoCodec.workerDisconnect(.mdp02)), now: h.now)
+        #expect(actions.contains { if case .jobFailed(9, _, true) = $0 { return true } else { return false } })
+    }
+}

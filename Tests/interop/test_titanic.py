@@ -162,6 +162,10 @@ def test_bad_titanic_requests_get_typed_errors_and_the_broker_keeps_serving(ctx,
         (("titanic.request", b"echo", b'{"job": "high"}'), b"400", "bad_request"),
         (("titanic.request", b"echo", b'{"job": {"deadlineMs": -5}}'), b"400", "bad_request"),
         (("titanic.request", b"echo", b'{"job": {"resultTtlSeconds": 0}}'), b"400", "bad_request"),
+        # Near Int64.max: refused, not an overflow that would take the broker down.
+        (("titanic.request", b"echo", b'{"job": {"resultTtlSeconds": 9223372036854775807}}'), b"400", "bad_request"),
+        (("titanic.request", b"echo", b'{"job": {"deadlineMs": 9223372036854775807}}'), b"400", "bad_request"),
+        (("titanic.request", b"echo", b'{"job": {"deadlineMs": 99999999999999999999}}'), b"400", "bad_request"),
         (("titanic.request", b"echo", b'{"job": {"priority": "high"'), b"400", "invalid_json"),
         (("titanic.frobnicate", b"x"), b"400", "unknown_service"),
     ]

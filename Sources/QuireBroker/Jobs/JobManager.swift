@@ -35,6 +35,9 @@ final class JobManager {
     private var insertedKeys: [String: String] = [:]
     private var updates: [String: (record: JobRecord, reply: [[UInt8]]?)] = [:]
     private var deletions: Set<String> = []
+    /// Answers to cancel and close, sent once their writes are committed; `undo` is the job as it was
+    /// in memory, put back if the write fails.
+    private var acks: [(peer: [UInt8], dialect: Dialect, service: String, body: [[UInt8]], undo: JobRecord?)] = []
     /// Requests held for a job to finish (`titanic.reply` with `waitMs`).
     private var waiters: [String: [(peer: [UInt8], dialect: Dialect, until: Int64)]] = [:]
     private var lastSweep: Int64 = 0
@@ -71,6 +74,9 @@ final class JobManager {
     }
 
     var activeCount: Int { active.count }
+
+    /// The longest deadline a submitter may give, in milliseconds: a year.
+    static let longestDeadline: Int64 = 365 * 86_400_000
 
     // MARK: - Requests to titanic.*
 
@@ -142,11 +148,13 @@ final class JobManager {
         guard (1...20).contains(maxAttempts) else {
             return refuse(peer, dialect, service, .unknown, WireError(.badRequest, "maxAttempts must be 1…20", service: target), state: &state)
         }
-        if let deadline = options.deadlineMs, deadline <= 0 {
-            return refuse(peer, dialect, service, .unknown, WireError(.badRequest, "deadlineMs must be positive", service: target), state: &state)
+        // Bounds before arithmetic: a number near Int64.max must be refused, not overflow.
+        if let deadline = options.deadlineMs, !(1...Self.longestDeadline).contains(deadline) {
+            return refuse(peer, dialect, service, .unknown,
+                          WireError(.badRequest, "deadlineMs must be 1…\(Self.longestDeadline) (a year)", service: target), state: &state)
         }
         let ttlSeconds = options.resultTTLSeconds ?? configuration.defaultResultTTL.value / 1_000
-        guard ttlSeconds >= 1, ttlSeconds * 1_000 <= configuration.maxResultTTL.value else {
+        guard ttlSeconds >= 1, ttlSeconds <= configuration.maxResultTTL.value / 1_000 else {
             return refuse(peer, dialect, service, .unknown,
                           WireError(.badRequest, "resultTtlSeconds must be 1…\(configuration.maxResultTTL.value / 1_000)", service: target), state: &state)
         }
@@ -156,7 +164,7 @@ final class JobManager {
                 return deferredAccept(id: id, peer: peer, dialect: dialect)
             }
             do {
-                if let existing = try store.record(owner: owner, idempotencyKey: key) {
+                if let existing = try store.record(owner: owner, idempotencyKey: key), !deletions.contains(existing.id) {
                     return state.reply(to: peer, dialect: dialect, service: service, body: [Array("200".utf8), Array(existing.id.utf8)])
                 }
             } catch {
@@ -220,16 +228,22 @@ final class JobManager {
         case Titanic.status:
             return state.reply(to: peer, dialect: dialect, service: service, body: [Array("200".utf8), status(of: job).jsonFrame])
         case Titanic.cancel:
-            if job.state.isActive {
-                job = finish(job, state: .cancelled, error: WireError(.jobCancelled, "the job was cancelled", service: job.service), reply: nil, now: now)
+            guard job.state.isActive else {
+                return state.reply(to: peer, dialect: dialect, service: service, body: [Array("200".utf8), status(of: job).jsonFrame])
             }
-            return state.reply(to: peer, dialect: dialect, service: service, body: [Array("200".utf8), status(of: job).jsonFrame])
+            let before = active[id]
+            job = finish(job, state: .cancelled, error: WireError(.jobCancelled, "the job was cancelled", service: job.service), reply: nil, now: now)
+            // Answered once the cancellation is on disk (``commit``).
+            acks.append((peer, dialect, service, [Array("200".utf8), status(of: job).jsonFrame], before))
+            return []
         case Titanic.close:
+            let before = active[id]
             forget(id)
             deletions.insert(id)
             updates[id] = nil
             answerWaiters(id, with: [Array("400".utf8), WireError(.unknownJob, "the job was closed", service: job.service).jsonFrame], state: &state)
-            return state.reply(to: peer, dialect: dialect, service: service, body: [Array("200".utf8)])
+            acks.append((peer, dialect, service, [Array("200".utf8)], before))
+            return []
         default:
             return []
         }
@@ -401,21 +415,26 @@ final class JobManager {
             knownServices.insert(name)
             newServices.append(name)
         }
-        if !inserts.isEmpty || !updates.isEmpty || !deletions.isEmpty || !newServices.isEmpty {
+        if !inserts.isEmpty || !updates.isEmpty || !deletions.isEmpty || !newServices.isEmpty || !acks.isEmpty {
             let inserts = self.inserts, updates = self.updates, deletions = self.deletions, newServices = self.newServices
-            self.inserts = []; self.insertedKeys = [:]; self.updates = [:]; self.deletions = []; self.newServices = []
+            let acks = self.acks
+            self.inserts = []; self.insertedKeys = [:]; self.updates = [:]; self.deletions = []; self.newServices = []; self.acks = []
             do {
                 try store.batch { () throws(SQLiteError) in
                     for name in newServices { try store.rememberService(name, now: now) }
+                    // Deletions first: a job closed and resubmitted with its key in the same turn.
+                    for id in deletions { try store.delete(id: id) }
                     for insert in inserts where !insert.request.isEmpty { try store.insert(insert.record, request: insert.request) }
                     for (_, update) in updates { try store.update(update.record, reply: update.reply) }
-                    for id in deletions { try store.delete(id: id) }
                 }
                 for insert in inserts {
                     if !insert.request.isEmpty { state.statistics.jobSubmitted(service: insert.record.service, bytes: insert.record.requestBytes) }
                     actions += state.reply(to: insert.peer, dialect: insert.dialect, service: Titanic.request,
                                            body: [Array("200".utf8), Array(insert.record.id.utf8)])
                     if !insert.request.isEmpty { makeReady(insert.record.id, now: now, front: false) }
+                }
+                for ack in acks {
+                    actions += state.reply(to: ack.peer, dialect: ack.dialect, service: ack.service, body: ack.body)
                 }
                 for (id, update) in updates where !update.record.state.isActive && waiters[id] != nil {
                     answerWaiters(id, with: finalReplyBody(update.record, reply: update.reply), state: &state)
@@ -428,6 +447,17 @@ final class JobManager {
                     if active.removeValue(forKey: insert.record.id) != nil { activeBytes -= insert.record.requestBytes }
                     actions += state.reply(to: insert.peer, dialect: insert.dialect, service: Titanic.request,
                                            body: [Array("500 storage_failure".utf8), wire.jsonFrame])
+                }
+                // A cancel or close that did not reach the disk did not happen: the job is back as it
+                // was (a running one queued again), and the client hears 500.
+                for ack in acks {
+                    actions += state.reply(to: ack.peer, dialect: ack.dialect, service: ack.service,
+                                           body: [Array("500 storage_failure".utf8), wire.jsonFrame])
+                    guard var job = ack.undo, active[job.id] == nil else { continue }
+                    job.state = .queued
+                    active[job.id] = job
+                    activeBytes += job.requestBytes
+                    makeReady(job.id, now: now, front: true)
                 }
                 // Changes to jobs that did not reach the disk: keep the jobs active so that they are
                 // tried again; a restart recovers them from what the disk holds.
