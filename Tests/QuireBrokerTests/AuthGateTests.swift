@@ -74,6 +74,26 @@ import Testing
         #expect(h.request("c", service: "mmi.service", body: ["echo"]).first?.frames.last == Array("200".utf8))
     }
 
+    @Test func requestsWaitingForTheKeysAreBounded() throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (_, token) = try authority()
+        var h = harness()
+        // No token worker: every request with this token waits for a JWKS that does not come.
+        var refused = 0
+        for n in 0..<(AuthGate.maxParked + 5) {
+            for sent in h.request("c\(n)", body: request(token)) {
+                if let error = sent.frames.last.flatMap(WireError.init(jsonFrame:)), error.code == .serviceUnavailable { refused += 1 }
+            }
+        }
+        #expect(h.state.auth?.parked.count == AuthGate.maxParked)
+        #expect(refused == 5)
+        // When the wait runs out, each parked request gets its answer.
+        h.advance(ms: 6_000)
+        let answers = h.tick().filter { $0.frames.last.flatMap(WireError.init(jsonFrame:))?.code == .serviceUnavailable }
+        #expect(answers.count == AuthGate.maxParked)
+        #expect(h.state.auth?.parked.isEmpty == true)
+    }
+
     @Test func aClientOverItsRateIsToldWhenToComeBack() throws {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let (authority, token) = try authority()

@@ -551,3 +551,23 @@ def test_random_titanic_requests_never_crash_the_broker(ctx, procs, tmp_path, jo
             parse_error(reply[1], context="%r %s" % (service, fmt(frames)))
     assert try_mmi(ctx, jobs_broker.url, b"echo") == b"200"
     t.close()
+
+
+def test_a_closed_job_frees_its_idempotency_key_even_in_the_same_turn(ctx, procs, tmp_path, jobs_broker):
+    start_echo(ctx, procs, tmp_path, jobs_broker.url)
+    t = Titanic(ctx, jobs_broker.url)
+    first = t.submit_ok("echo", b"v1", job={"idempotencyKey": "k"})
+    assert t.result(first)[-1] == b"v1"
+    # close and resubmit pipelined on one socket: the broker takes both in one turn.
+    s = new_dealer(ctx, jobs_broker.url)
+    s.send_multipart([b"MDPC02", b"\x01", b"titanic.close", first])
+    s.send_multipart([b"MDPC02", b"\x01", b"titanic.request", b"echo", b'{"job":{"idempotencyKey":"k"}}', b"v2"])
+    replies = [s.recv_multipart() for _ in range(2) if s.poll(5000)]
+    s.close(0)
+    assert len(replies) == 2, replies
+    closed = next(r for r in replies if r[2] == b"titanic.close")
+    resubmitted = next(r for r in replies if r[2] == b"titanic.request")
+    assert closed[3:] == [b"200"]
+    assert resubmitted[3] == b"200" and resubmitted[4] != first, fmt(resubmitted)
+    assert t.result(resubmitted[4])[-1] == b"v2"
+    t.close()
