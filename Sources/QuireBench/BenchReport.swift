@@ -129,9 +129,9 @@ public struct BrokerBenchReport: Sendable, Codable, Equatable {
         ]
         for r in results {
             let cells = [
-                r.broker, grouped(r.requestsPerSecond), grouped(r.p50Microseconds), grouped(r.p90Microseconds),
-                grouped(r.p99Microseconds), grouped(r.maxMicroseconds), String(r.workers), String(r.inFlight),
-                grouped(Double(r.requests)) + (r.stoppedAtPhaseLimit ? "*" : ""),
+                r.broker, groupedThousands(r.requestsPerSecond), groupedThousands(r.p50Microseconds), groupedThousands(r.p90Microseconds),
+                groupedThousands(r.p99Microseconds), groupedThousands(r.maxMicroseconds), String(r.workers), String(r.inFlight),
+                groupedThousands(Double(r.requests)) + (r.stoppedAtPhaseLimit ? "*" : ""),
             ]
             lines.append("| " + cells.joined(separator: " | ") + " |")
         }
@@ -151,8 +151,8 @@ public struct BrokerBenchReport: Sendable, Codable, Equatable {
         let subprocess = results.count > 1 ? " (majortomo's broker as a Python subprocess)" : ""
         let counts = Set(results.map(\.latencyRequests))
         let sequential = counts.count == 1
-            ? grouped(Double(counts.first!))
-            : results.map { "\(grouped(Double($0.latencyRequests))) (\($0.broker))" }.joined(separator: ", ")
+            ? groupedThousands(Double(counts.first!))
+            : results.map { "\(groupedThousands(Double($0.latencyRequests))) (\($0.broker))" }.joined(separator: ", ")
         lines.append("One process over TCP loopback\(subprocess); \(contexts); echo "
             + "workers answer inline; one \(payloadBytes)-byte frame per request; latency is the round trip with one "
             + "request in flight, in µs, over \(sequential) sequential requests.")
@@ -160,24 +160,8 @@ public struct BrokerBenchReport: Sendable, Codable, Equatable {
     }
 
     /// The report as one JSON object (snake_case keys).
-    public func json() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        guard let data = try? encoder.encode(self) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
-    }
+    public func json() -> String { benchJSON(self) }
 
-    /// `61234.5` → `61,235`: thousands grouped with commas whatever the locale.
-    private func grouped(_ value: Double) -> String {
-        let digits = String(Int64(value.rounded()))
-        var out = ""
-        for (index, character) in digits.reversed().enumerated() {
-            if index > 0 && index % 3 == 0 && character != "-" { out.append(",") }
-            out.append(character)
-        }
-        return String(out.reversed())
-    }
 
     private func oneDecimal(_ value: Double) -> String {
         let tenths = Int64((value * 10).rounded())

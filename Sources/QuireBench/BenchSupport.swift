@@ -1,7 +1,10 @@
 import Dispatch
 import Foundation
+import QuireClient
 import QuireSupport
+import QuireWorker
 import Synchronization
+import ZeroMQ
 
 /// Why the benchmark could not produce a number.
 public struct BenchError: Error, Sendable, CustomStringConvertible {
@@ -104,5 +107,72 @@ struct LatencySummary: Sendable, Equatable {
         p90 = rank(90)
         p99 = rank(99)
         max = Double(sorted.last ?? 0) / 1_000
+    }
+}
+
+/// A benchmark report as one JSON object (snake_case keys), for `--json`.
+func benchJSON<Report: Encodable>(_ report: Report) -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    encoder.keyEncodingStrategy = .convertToSnakeCase
+    guard let data = try? encoder.encode(report) else { return "{}" }
+    return String(decoding: data, as: UTF8.self)
+}
+
+/// `61234.5` → `61,235`: thousands grouped with commas whatever the locale.
+func groupedThousands(_ value: Double) -> String {
+    let digits = String(Int64(value.rounded()))
+    var out = ""
+    for (index, character) in digits.reversed().enumerated() {
+        if index > 0 && index % 3 == 0 && character != "-" { out.append(",") }
+        out.append(character)
+    }
+    return String(out.reversed())
+}
+
+/// Workers and clients against one broker, torn down in order whatever happened: stop the workers
+/// (each given `workerStopTimeout` to finish what it holds), stop the broker, close the clients,
+/// terminate the contexts. Owned by the benchmark's thread.
+class Rig {
+    let logger: Logger
+    let workerStopTimeout: Milliseconds
+    var workers: [Worker] = []
+    var workerThreads: [BenchThread] = []
+    /// Stops the broker; `false` when it did not stop in time.
+    var stopBroker: () -> Bool = { true }
+    var clients: [QuireClient] = []
+    var contexts: [Context] = []
+    private var tornDown = false
+
+    init(logger: Logger, workerStopTimeout: Milliseconds = 5_000) {
+        self.logger = logger
+        self.workerStopTimeout = workerStopTimeout
+    }
+
+    func tearDown() {
+        guard !tornDown else { return }
+        tornDown = true
+        var clean = true
+        for worker in workers { worker.stop() }
+        for (index, thread) in workerThreads.enumerated() where !thread.join(timeout: workerStopTimeout) {
+            logger.warning("a worker did not stop in time", metadata: ["worker": String(index), "timeout_ms": String(workerStopTimeout.value)])
+            clean = false
+        }
+        if !stopBroker() { clean = false }
+        for client in clients {
+            do {
+                try awaitBlocking("closing the client", timeout: 5_000) { await client.close() }
+            } catch {
+                logger.warning("the client did not close", metadata: ["error": String(describing: error)])
+                clean = false
+            }
+        }
+        clients = []
+        // A thread that did not stop still has sockets open, and terminating would wait for them
+        // forever: shut those contexts down instead, which fails every blocking call with ETERM.
+        // (A shared context appears more than once; terminating it again does nothing.)
+        for context in contexts {
+            if clean { context.terminate() } else { context.shutdown() }
+        }
     }
 }

@@ -322,48 +322,6 @@ public final class BrokerBenchmark: Sendable {
     }
 }
 
-/// Workers and clients against one broker, torn down in order whatever happened: stop the workers,
-/// stop the broker, close the clients, terminate the contexts. Owned by the benchmark's thread.
-final class Rig {
-    let logger: Logger
-    var workers: [Worker] = []
-    var workerThreads: [BenchThread] = []
-    /// Stops the broker; `false` when it did not stop in time.
-    var stopBroker: () -> Bool = { true }
-    var clients: [QuireClient] = []
-    var contexts: [Context] = []
-    private var tornDown = false
-
-    init(logger: Logger) { self.logger = logger }
-
-    func tearDown() {
-        guard !tornDown else { return }
-        tornDown = true
-        var clean = true
-        for worker in workers { worker.stop() }
-        for (index, thread) in workerThreads.enumerated() where !thread.join(timeout: 5_000) {
-            logger.warning("a worker did not stop within 5 s", metadata: ["worker": String(index)])
-            clean = false
-        }
-        if !stopBroker() { clean = false }
-        for client in clients {
-            do {
-                try awaitBlocking("closing the client", timeout: 5_000) { await client.close() }
-            } catch {
-                logger.warning("the client did not close", metadata: ["error": String(describing: error)])
-                clean = false
-            }
-        }
-        clients = []
-        // A thread that did not stop still has sockets open, and terminating would wait for them
-        // forever: shut those contexts down instead, which fails every blocking call with ETERM.
-        // (A shared context appears more than once; terminating it again does nothing.)
-        for context in contexts {
-            if clean { context.terminate() } else { context.shutdown() }
-        }
-    }
-}
-
 /// `auth.jwks` for the benchmark's broker: the public keys of its temporary token authority.
 private final class JWKSHandler: RequestHandler {
     let authority: TokenAuthority

@@ -65,11 +65,8 @@ public struct JobsBenchReport: Sendable, Codable, Equatable {
             """
     }
 
-    public func json() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        return (try? String(decoding: encoder.encode(self), as: UTF8.self)) ?? "{}"
-    }
+    /// The report as one JSON object (snake_case keys, as the other benchmarks).
+    public func json() -> String { benchJSON(self) }
 }
 
 /// `quire bench jobs`: a broker with a job store, echo workers and a client in one process over TCP

@@ -218,7 +218,7 @@ public struct OCRBenchReport: Sendable, Codable, Equatable {
         if let b = breakdown {
             var line = "One in flight, medians: end to end \(milliseconds(b.endToEndMs)) ms = decode \(milliseconds(b.decodeMs)) "
                 + "+ recognise \(milliseconds(b.recognizeMs)) + the rest \(milliseconds(b.restMs)) ms (result building, "
-                + "JSON encoding, broker, loopback, client); reply \(grouped(Double(b.replyBytes))) bytes"
+                + "JSON encoding, broker, loopback, client); reply \(groupedThousands(Double(b.replyBytes))) bytes"
             if let encode = b.jsonEncodeMs { line += ", of which encoding takes \(milliseconds(encode)) ms" }
             lines.append(line + ".")
         }
@@ -251,27 +251,12 @@ public struct OCRBenchReport: Sendable, Codable, Equatable {
     }
 
     /// The report as one JSON object (snake_case keys).
-    public func json() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        guard let data = try? encoder.encode(self) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
-    }
+    public func json() -> String { benchJSON(self) }
 
-    private func grouped(_ value: Double) -> String {
-        let digits = String(Int64(value.rounded()))
-        var out = ""
-        for (index, character) in digits.reversed().enumerated() {
-            if index > 0 && index % 3 == 0 && character != "-" { out.append(",") }
-            out.append(character)
-        }
-        return String(out.reversed())
-    }
 
     /// Three significant digits: 0.712, 7.12, 71.2, 712, 7,123.
     private func significant(_ value: Double) -> String {
-        if value >= 1_000 { return grouped(value) }
+        if value >= 1_000 { return groupedThousands(value) }
         if value >= 100 { return String(Int(value.rounded())) }
         if value >= 10 { return oneDecimal(value) }
         if value >= 1 { return twoDecimals(value) }
@@ -279,7 +264,7 @@ public struct OCRBenchReport: Sendable, Codable, Equatable {
     }
 
     private func milliseconds(_ value: Double) -> String {
-        value < 10 ? oneDecimal(value) : grouped(value)
+        value < 10 ? oneDecimal(value) : groupedThousands(value)
     }
 
     private func oneDecimal(_ value: Double) -> String { String(format: "%.1f", value) }
@@ -746,7 +731,7 @@ public final class OCRBenchmark: Sendable {
         let client = try QuireClient(
             configuration: ClientConfiguration(broker: endpoint, timeout: options.requestTimeout, retries: 0, maxInFlight: rig.inFlight),
             context: clientContext)
-        rig.client = client
+        rig.clients.append(client)
 
         let workers = rig.workers
         let threads = rig.workerThreads
@@ -986,48 +971,14 @@ final class Locked<Value: Sendable>: Sendable {
 private func round2(_ value: Double) -> Double { (value * 100).rounded() / 100 }
 private func round3(_ value: Double) -> Double { (value * 1_000).rounded() / 1_000 }
 
-/// Workers and a client against one broker, torn down in order whatever happened: stop the workers,
-/// stop the broker, close the client, terminate the contexts. Owned by the benchmark's thread.
-private final class QuireRig {
-    let logger: Logger
+/// The Quire side of the benchmark: the shared rig, with a minute for each OCR worker to finish the
+/// image in hand, and the request frame and concurrency of its passes.
+private final class QuireRig: Rig {
     var frame: [UInt8] = []
     var inFlight = 2
-    var workers: [Worker] = []
-    var workerThreads: [BenchThread] = []
-    /// Stops the broker; `false` when it did not stop in time.
-    var stopBroker: () -> Bool = { true }
-    var client: QuireClient?
-    var contexts: [Context] = []
-    private var tornDown = false
+    var client: QuireClient? { clients.first }
 
-    init(logger: Logger) { self.logger = logger }
-
-    func tearDown() {
-        guard !tornDown else { return }
-        tornDown = true
-        var clean = true
-        for worker in workers { worker.stop() }
-        // A worker finishes the image in hand before it stops.
-        for (index, thread) in workerThreads.enumerated() where !thread.join(timeout: 60_000) {
-            logger.warning("an OCR worker did not stop within 60 s", metadata: ["worker": String(index)])
-            clean = false
-        }
-        if !stopBroker() { clean = false }
-        if let client {
-            do {
-                try awaitBlocking("closing the client", timeout: 5_000) { await client.close() }
-            } catch {
-                logger.warning("the client did not close", metadata: ["error": String(describing: error)])
-                clean = false
-            }
-        }
-        client = nil
-        // A thread that did not stop still has sockets open, and terminating would wait for them
-        // forever: shut those contexts down instead, which fails every blocking call with ETERM.
-        for context in contexts {
-            if clean { context.terminate() } else { context.shutdown() }
-        }
-    }
+    init(logger: Logger) { super.init(logger: logger, workerStopTimeout: 60_000) }
 }
 
 /// `workers` threads, each with its own `Recognizer`, kept across passes and started together for

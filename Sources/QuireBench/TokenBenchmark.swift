@@ -49,11 +49,8 @@ public struct TokenBenchReport: Sendable, Codable {
         """
     }
 
-    public func json() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        return (try? String(decoding: encoder.encode(self), as: UTF8.self)) ?? "{}"
-    }
+    /// The report as one JSON object (snake_case keys, as the other benchmarks).
+    public func json() -> String { benchJSON(self) }
 }
 
 /// Token minting and verification, in process and through a broker on TCP loopback.
