@@ -192,18 +192,6 @@ enum TokenCommand {
     }
 }
 
-/// The client configuration from the environment and the common client flags.
-func clientConfiguration(_ arguments: Arguments) throws -> ClientConfiguration {
-    var configuration: ClientConfiguration
-    do { configuration = try ClientConfiguration(environment: ProcessInfo.processInfo.environment) } catch {
-        throw UsageError(command: arguments.command, message: error.description)
-    }
-    if let v = arguments.string("broker") { configuration.broker = v }
-    if let v = try arguments.integer("timeout-ms", range: 1...86_400_000) { configuration.timeout = Milliseconds(Int64(v)) }
-    configuration.curve = try CurveOptions.client(arguments)
-    return configuration
-}
-
 /// The token worker: `auth.token` and `auth.jwks` from one data folder.
 enum TokenWorker {
     static func services(_ arguments: Arguments, logger: Logger) throws -> [WorkerService] {

@@ -29,14 +29,7 @@ enum CallCommand {
         guard let service = arguments.positionals.first else {
             throw UsageError(command: "quire call", message: "missing the service name")
         }
-        var configuration: ClientConfiguration
-        do {
-            configuration = try ClientConfiguration(environment: ProcessInfo.processInfo.environment)
-        } catch {
-            throw UsageError(command: "quire call", message: error.description)
-        }
-        if let v = arguments.string("broker") { configuration.broker = v }
-        if let v = try arguments.integer("timeout-ms", range: 1...86_400_000) { configuration.timeout = Milliseconds(Int64(v)) }
+        var configuration = try clientConfiguration(arguments)
         if let v = try arguments.integer("retries", range: 0...100) { configuration.retries = v }
         if let v = arguments.string("dialect") {
             guard let dialect = Dialect(rawValue: v) else {
@@ -44,7 +37,6 @@ enum CallCommand {
             }
             configuration.dialect = dialect
         }
-        configuration.curve = try CurveOptions.client(arguments)
         var body: [[UInt8]] = []
         for frame in arguments.positionals.dropFirst() {
             if frame.hasPrefix("@") {
@@ -59,14 +51,8 @@ enum CallCommand {
             }
         }
         if ClientAuth.isProtected(service), let first = body.first, first.first == UInt8(ascii: "{") {
-            do {
-                if let token = try ClientAuth.token(arguments, configuration: configuration) {
-                    body[0] = ClientAuth.insert(token, into: first)
-                }
-            } catch let error as ClientError {
-                printError("quire call: cannot get a token: " + (error.remote.map { String(decoding: $0.jsonFrame, as: UTF8.self) } ?? error.description))
-                return 1
-            }
+            guard let token = try ClientAuth.present(arguments, configuration: configuration) else { return 1 }
+            if let token = token.value { body[0] = ClientAuth.insert(token, into: first) }
         }
         let request = body
         let settings = configuration

@@ -15,6 +15,24 @@ enum DataDirectory {
     }
 }
 
+/// The client configuration every client verb starts from: the environment, then `--broker`,
+/// `--timeout-ms` and the CURVE options.
+func clientConfiguration(_ arguments: Arguments) throws -> ClientConfiguration {
+    var configuration: ClientConfiguration
+    do { configuration = try ClientConfiguration(environment: ProcessInfo.processInfo.environment) } catch {
+        throw UsageError(command: arguments.command, message: error.description)
+    }
+    if let v = arguments.string("broker") { configuration.broker = v }
+    if let v = try arguments.integer("timeout-ms", range: 1...86_400_000) { configuration.timeout = Milliseconds(Int64(v)) }
+    configuration.curve = try CurveOptions.client(arguments)
+    return configuration
+}
+
+/// The token a client verb presents; `value` is nil when none is configured.
+struct PresentedToken {
+    var value: String?
+}
+
 /// How a client verb gets its token. In order:
 /// 1. `--token TOKEN` or `QUIRE_TOKEN`: a token got elsewhere, presented as is;
 /// 2. `--credentials FILE`, or `QUIRE_CLIENT_ID` + `QUIRE_CLIENT_SECRET`: fetched from `auth.token`;
@@ -60,6 +78,17 @@ enum ClientAuth {
         if let token = givenToken(arguments) { return token }
         guard let credentials = try credentials(arguments) else { return nil }
         return try fetch(.credentials(credentials, scope: scope), configuration: configuration).accessToken
+    }
+
+    /// The token a client verb presents (``PresentedToken/value`` nil: none is configured, for a broker
+    /// with auth off); `nil` when getting one failed, after saying why on standard error.
+    static func present(_ arguments: Arguments, configuration: ClientConfiguration) throws -> PresentedToken? {
+        do {
+            return PresentedToken(value: try token(arguments, configuration: configuration))
+        } catch let error as ClientError {
+            printError("\(arguments.command): cannot get a token: " + (error.remote.map { String(decoding: $0.jsonFrame, as: UTF8.self) } ?? error.description))
+            return nil
+        }
     }
 
     /// Sends one `auth.token` request.

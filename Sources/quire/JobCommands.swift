@@ -91,7 +91,7 @@ enum JobCommands {
         // Nothing is submitted unless every file can be read.
         let (inputs, readFailures) = readInputs(files, command: command)
         guard readFailures == 0 else { return 1 }
-        guard let token = try jobToken(arguments, configuration: configuration) else { return 1 }
+        guard let token = try ClientAuth.present(arguments, configuration: configuration) else { return 1 }
         var frames: [[[UInt8]]] = []
         for (index, input) in inputs.enumerated() {
             var perFile = options
@@ -161,7 +161,7 @@ enum JobCommands {
         var configuration = try clientConfiguration(arguments)
         // A held ask lasts up to 20 s: the client must wait longer than that for the answer.
         configuration.timeout = Milliseconds(max(configuration.timeout.value, 30_000))
-        guard let token = try jobToken(arguments, configuration: configuration) else { return 1 }
+        guard let token = try ClientAuth.present(arguments, configuration: configuration) else { return 1 }
         let envelope = envelopeFrame(token: token.value, waitMs: wait ? 20_000 : nil)
         let settings = configuration
         let outcome = blockingAwait { () async throws -> Result<[[UInt8]], TitanicFailure>? in
@@ -226,7 +226,7 @@ enum JobCommands {
         let arguments = try Arguments(command: command, args, valued: ClientAuth.options.union(["broker", "timeout-ms", "log-level"]))
         let id = try jobID(arguments)
         let configuration = try clientConfiguration(arguments)
-        guard let token = try jobToken(arguments, configuration: configuration) else { return 1 }
+        guard let token = try ClientAuth.present(arguments, configuration: configuration) else { return 1 }
         var body = [Array(id.utf8)]
         if let envelope = envelopeFrame(token: token.value, waitMs: nil) { body.append(envelope) }
         let request = body
@@ -260,30 +260,6 @@ enum JobCommands {
         return id.lowercased()
     }
 
-    static func clientConfiguration(_ arguments: Arguments) throws(UsageError) -> ClientConfiguration {
-        var configuration: ClientConfiguration
-        do { configuration = try ClientConfiguration(environment: ProcessInfo.processInfo.environment) } catch {
-            throw UsageError(command: arguments.command, message: error.description)
-        }
-        if let v = arguments.string("broker") { configuration.broker = v }
-        if let v = try arguments.integer("timeout-ms", range: 1...86_400_000) { configuration.timeout = Milliseconds(Int64(v)) }
-        do { configuration.curve = try CurveOptions.client(arguments) } catch let error as UsageError { throw error } catch {
-            throw UsageError(command: arguments.command, message: "\(error)")
-        }
-        return configuration
-    }
-
-    /// The token to present (`value` nil: none configured, the broker may have auth off); `nil` when
-    /// getting one failed, after saying why.
-    static func jobToken(_ arguments: Arguments, configuration: ClientConfiguration) throws -> PresentedToken? {
-        do {
-            return PresentedToken(value: try ClientAuth.token(arguments, configuration: configuration))
-        } catch let error as ClientError {
-            printError("\(arguments.command): cannot get a token: " + (error.remote.map { String(decoding: $0.jsonFrame, as: UTF8.self) } ?? error.description))
-            return nil
-        }
-    }
-
     /// The JSON frame after a job id: the token and the long-poll wait, when there are any.
     static func envelopeFrame(token: String?, waitMs: Int?) -> [UInt8]? {
         var object: [String: Any] = [:]
@@ -292,11 +268,6 @@ enum JobCommands {
         guard !object.isEmpty, let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return nil }
         return Array(data)
     }
-}
-
-/// The token a job verb presents; `value` is nil when none is configured.
-struct PresentedToken {
-    var value: String?
 }
 
 /// A Titanic reply other than `200`: its status and, from Quire's broker, the typed error.

@@ -220,26 +220,14 @@ enum RecognizeCommand {
         let files = arguments.positionals
         guard !files.isEmpty else { throw UsageError(command: "quire recognize", message: "no image files given") }
         let (request, format) = try ocrRequest(arguments)
-        var configuration: ClientConfiguration
-        do { configuration = try ClientConfiguration(environment: ProcessInfo.processInfo.environment) } catch {
-            throw UsageError(command: "quire recognize", message: error.description)
-        }
-        if let v = arguments.string("broker") { configuration.broker = v }
-        if let v = try arguments.integer("timeout-ms", range: 1...86_400_000) { configuration.timeout = Milliseconds(Int64(v)) }
+        var configuration = try clientConfiguration(arguments)
         configuration.maxInFlight = try arguments.integer("in-flight", range: 1...1_024) ?? 16
-        configuration.curve = try CurveOptions.client(arguments)
 
         // Read every input first: a missing file is reported before anything is sent.
         let (inputs, readFailures) = readInputs(files, command: "quire recognize")
         var encodedRequest = Array(try JSONEncoder().encode(request))
-        do {
-            if let token = try ClientAuth.token(arguments, configuration: configuration, scope: nil) {
-                encodedRequest = ClientAuth.insert(token, into: encodedRequest)
-            }
-        } catch let error as ClientError {
-            printError("quire recognize: cannot get a token: " + (error.remote.map { String(decoding: $0.jsonFrame, as: UTF8.self) } ?? error.description))
-            return 1
-        }
+        guard let token = try ClientAuth.present(arguments, configuration: configuration) else { return 1 }
+        if let token = token.value { encodedRequest = ClientAuth.insert(token, into: encodedRequest) }
         let requestFrame = encodedRequest
         let settings = configuration
         let jobs = inputs
