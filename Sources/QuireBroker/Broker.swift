@@ -167,7 +167,7 @@ public final class Broker: Sendable {
                 } else {
                     let error = WireError(.serviceUnavailable, "this broker keeps no durable jobs: it was started without a data folder (--data)", service: service)
                     pending.append(contentsOf: state.reply(to: peer, dialect: dialect, service: service,
-                                                           body: [Array("500 service_unavailable".utf8), error.jsonFrame]))
+                                                           body: Titanic.refusal(error)))
                 }
             case .jobReply(let tag, let body):
                 jobs?.jobReplied(tag: tag, body: body, state: &state, now: wallClockMilliseconds())

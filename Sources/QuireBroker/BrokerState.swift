@@ -634,11 +634,8 @@ public struct BrokerState: Sendable {
     private mutating func replyError(to client: [UInt8], dialect: Dialect, service: String, _ error: WireError, into actions: inout [BrokerAction]) {
         count(error.code)
         statistics.errorSent(service: service, code: error.code)
-        var body = [error.jsonFrame]
-        if service.hasPrefix("titanic.") {
-            // Titanic replies start with a status (RFC 9): 500 retry later, 400 do not.
-            body.insert(Array("\(error.retryable ? "500" : "400") \(error.code.rawValue)".utf8), at: 0)
-        }
+        // Titanic replies start with a status (RFC 9).
+        let body = service.hasPrefix("titanic.") ? Titanic.refusal(error) : [error.jsonFrame]
         if let frames = MajordomoCodec.clientReply(dialect, .final, service: service, body: body) {
             send(client, frames, into: &actions)
         }

@@ -23,6 +23,13 @@ public enum Titanic {
         return Status(rawValue: String(decoding: frame.prefix(3), as: UTF8.self))
     }
 
+    /// The reply to a refused Titanic request: `500 <code>` when asking again later may help (busy, a
+    /// failing disk), `400 <code>` when it will not, then the typed error.
+    public static func refusal(_ error: WireError) -> [[UInt8]] {
+        let status = error.retryable ? Status.error : Status.unknown
+        return [Array("\(status.rawValue) \(error.code.rawValue)".utf8), error.jsonFrame]
+    }
+
     /// Whether `text` is a job id as RFC 9 defines it: 32 hexadecimal characters.
     public static func isJobID(_ text: String) -> Bool {
         text.utf8.count == 32 && text.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 70) || ($0 >= 97 && $0 <= 102) }

@@ -89,22 +89,22 @@ final class JobManager {
             return submit(peer: peer, dialect: dialect, body: body, owner: owner, state: &state, now: now)
         case Titanic.reply, Titanic.close, Titanic.status, Titanic.cancel:
             guard let first = body.first else {
-                return refuse(peer, dialect, service, .unknown, WireError(.badRequest, "\(service) takes the job id in frame 1", service: service), state: &state)
+                return refuse(peer, dialect, service, WireError(.badRequest, "\(service) takes the job id in frame 1", service: service), state: &state)
             }
             let id = String(decoding: first, as: UTF8.self).lowercased()
             guard Titanic.isJobID(id) else {
-                return refuse(peer, dialect, service, .unknown, WireError(.unknownJob, "'\(String(id.prefix(64)))' is not a job id (32 hexadecimal characters)", service: service), state: &state)
+                return refuse(peer, dialect, service, WireError(.unknownJob, "'\(String(id.prefix(64)))' is not a job id (32 hexadecimal characters)", service: service), state: &state)
             }
             var envelope = BrokerEnvelope()
             if body.count > 1 {
                 switch BrokerEnvelope.split(body[1]) {
                 case .success(let (parsed, _)): envelope = parsed
-                case .failure(let error): return refuse(peer, dialect, service, .unknown, error, state: &state)
+                case .failure(let error): return refuse(peer, dialect, service, error, state: &state)
                 }
             }
             return lookup(peer: peer, dialect: dialect, service: service, id: id, envelope: envelope, owner: owner, state: &state, now: now)
         default:
-            return refuse(peer, dialect, service, .unknown,
+            return refuse(peer, dialect, service,
                           WireError(.unknownService, "the broker serves titanic.request, .reply, .close, .status and .cancel", service: service), state: &state)
         }
     }
@@ -112,16 +112,16 @@ final class JobManager {
     private func submit(peer: [UInt8], dialect: Dialect, body: [[UInt8]], owner: String, state: inout BrokerState, now: Int64) -> [BrokerAction] {
         let service = Titanic.request
         guard body.count >= 2 else {
-            return refuse(peer, dialect, service, .unknown, WireError(.badRequest, "titanic.request takes the target service in frame 1 and the request body after it", service: service), state: &state)
+            return refuse(peer, dialect, service, WireError(.badRequest, "titanic.request takes the target service in frame 1 and the request body after it", service: service), state: &state)
         }
         guard case .success(let target) = MajordomoCodec.validateServiceName(body[0]) else {
-            return refuse(peer, dialect, service, .unknown, WireError(.badRequest, "frame 1 is not a valid service name", service: service), state: &state)
+            return refuse(peer, dialect, service, WireError(.badRequest, "frame 1 is not a valid service name", service: service), state: &state)
         }
         if target.hasPrefix("titanic.") || target.hasPrefix("mmi.") {
-            return refuse(peer, dialect, service, .unknown, WireError(.unknownService, "'\(target)' is one of the broker's own services; it cannot be a job", service: target), state: &state)
+            return refuse(peer, dialect, service, WireError(.unknownService, "'\(target)' is one of the broker's own services; it cannot be a job", service: target), state: &state)
         }
         guard knownServices.contains(target) || configuration.services.contains(target) else {
-            return refuse(peer, dialect, service, .unknown,
+            return refuse(peer, dialect, service,
                           WireError(.unknownService, "no worker has ever served '\(target)' on this broker", service: target), state: &state)
         }
         var request = Array(body.dropFirst())
@@ -131,31 +131,31 @@ final class JobManager {
             request[0] = frame
             options = envelope.job ?? JobOptions()
         case .failure(let error):
-            return refuse(peer, dialect, service, .unknown, error, state: &state)
+            return refuse(peer, dialect, service, error, state: &state)
         }
         // Options, each checked with its reason.
         var priority = JobPriority.normal
         if let name = options.priority {
             guard let value = JobPriority(name: name) else {
-                return refuse(peer, dialect, service, .unknown, WireError(.badRequest, "priority must be high, normal or low, not '\(name)'", service: target), state: &state)
+                return refuse(peer, dialect, service, WireError(.badRequest, "priority must be high, normal or low, not '\(name)'", service: target), state: &state)
             }
             priority = value
         }
         if let key = options.idempotencyKey, key.isEmpty || key.utf8.count > 256 {
-            return refuse(peer, dialect, service, .unknown, WireError(.badRequest, "idempotencyKey must be 1 to 256 bytes", service: target), state: &state)
+            return refuse(peer, dialect, service, WireError(.badRequest, "idempotencyKey must be 1 to 256 bytes", service: target), state: &state)
         }
         let maxAttempts = options.maxAttempts ?? configuration.defaultMaxAttempts
         guard (1...20).contains(maxAttempts) else {
-            return refuse(peer, dialect, service, .unknown, WireError(.badRequest, "maxAttempts must be 1…20", service: target), state: &state)
+            return refuse(peer, dialect, service, WireError(.badRequest, "maxAttempts must be 1…20", service: target), state: &state)
         }
         // Bounds before arithmetic: a number near Int64.max must be refused, not overflow.
         if let deadline = options.deadlineMs, !(1...Self.longestDeadline).contains(deadline) {
-            return refuse(peer, dialect, service, .unknown,
+            return refuse(peer, dialect, service,
                           WireError(.badRequest, "deadlineMs must be 1…\(Self.longestDeadline) (a year)", service: target), state: &state)
         }
         let ttlSeconds = options.resultTTLSeconds ?? configuration.defaultResultTTL.value / 1_000
         guard ttlSeconds >= 1, ttlSeconds <= configuration.maxResultTTL.value / 1_000 else {
-            return refuse(peer, dialect, service, .unknown,
+            return refuse(peer, dialect, service,
                           WireError(.badRequest, "resultTtlSeconds must be 1…\(configuration.maxResultTTL.value / 1_000)", service: target), state: &state)
         }
         // Idempotency: the same key from the same submitter is the same job, whatever its state.
@@ -168,16 +168,16 @@ final class JobManager {
                     return state.reply(to: peer, dialect: dialect, service: service, body: [Array("200".utf8), Array(existing.id.utf8)])
                 }
             } catch {
-                return refuse(peer, dialect, service, .error, storageError(error), state: &state)
+                return refuse(peer, dialect, service, storageError(error), state: &state)
             }
         }
         let bytes = request.reduce(0) { $0 + $1.count }
         if active.count >= configuration.maxActiveJobs {
-            return refuse(peer, dialect, service, .error,
+            return refuse(peer, dialect, service,
                           WireError(.busy, "the job queue is full (\(configuration.maxActiveJobs) jobs)", service: target, limit: configuration.maxActiveJobs), state: &state)
         }
         if activeBytes + bytes > configuration.maxActiveBytes {
-            return refuse(peer, dialect, service, .error,
+            return refuse(peer, dialect, service,
                           WireError(.busy, "the job queue is full (\(configuration.maxActiveBytes) bytes)", service: target, limit: configuration.maxActiveBytes), state: &state)
         }
         let record = JobRecord(
@@ -206,13 +206,13 @@ final class JobManager {
         do {
             record = try current(id)
         } catch {
-            return refuse(peer, dialect, service, .error, storageError(error), state: &state)
+            return refuse(peer, dialect, service, storageError(error), state: &state)
         }
         // Someone else's job is reported as unknown, not as forbidden: ids are not an oracle. A result
         // past its TTL is gone even before the sweep deletes the row.
         guard var job = record, job.owner == owner, (job.expiresAt ?? .max) > now else {
             if service == Titanic.close { return state.reply(to: peer, dialect: dialect, service: service, body: [Array("200".utf8)]) }
-            return refuse(peer, dialect, service, .unknown, WireError(.unknownJob, "no job \(id)", service: service), state: &state)
+            return refuse(peer, dialect, service, WireError(.unknownJob, "no job \(id)", service: service), state: &state)
         }
         switch service {
         case Titanic.reply:
@@ -241,7 +241,7 @@ final class JobManager {
             forget(id)
             deletions.insert(id)
             updates[id] = nil
-            answerWaiters(id, with: [Array("400".utf8), WireError(.unknownJob, "the job was closed", service: job.service).jsonFrame], state: &state)
+            answerWaiters(id, with: Titanic.refusal(WireError(.unknownJob, "the job was closed", service: job.service)), state: &state)
             acks.append((peer, dialect, service, [Array("200".utf8)], before))
             return []
         default:
@@ -252,18 +252,15 @@ final class JobManager {
     /// The reply to `titanic.reply` for a finished job: `200` and the worker's reply when the service
     /// answered (a worker's own error reply included), `400` and the reason when it never will.
     private func finalReply(_ job: JobRecord, peer: [UInt8], dialect: Dialect, state: inout BrokerState) -> [BrokerAction] {
-        switch job.state {
-        case .done, .failed:
+        var reply: [[UInt8]]?
+        if job.state == .done || job.state == .failed {
             do {
-                let frames = try pendingReply(job.id) ?? store.reply(id: job.id) ?? []
-                return state.reply(to: peer, dialect: dialect, service: Titanic.reply, body: [Array("200".utf8)] + frames)
+                reply = try pendingReply(job.id) ?? store.reply(id: job.id)
             } catch {
-                return refuse(peer, dialect, Titanic.reply, .error, storageError(error), state: &state)
+                return refuse(peer, dialect, Titanic.reply, storageError(error), state: &state)
             }
-        default:
-            let error = job.lastError.flatMap { WireError(jsonFrame: $0) } ?? WireError(.jobDead, "the job \(job.state.rawValue)")
-            return state.reply(to: peer, dialect: dialect, service: Titanic.reply, body: [Array("400 \(job.state.rawValue)".utf8), error.jsonFrame])
         }
+        return state.reply(to: peer, dialect: dialect, service: Titanic.reply, body: finalReplyBody(job, reply: reply))
     }
 
     private func pendingReply(_ id: String) -> [[UInt8]]? { updates[id]?.reply }
@@ -446,13 +443,13 @@ final class JobManager {
                 for insert in inserts {
                     if active.removeValue(forKey: insert.record.id) != nil { activeBytes -= insert.record.requestBytes }
                     actions += state.reply(to: insert.peer, dialect: insert.dialect, service: Titanic.request,
-                                           body: [Array("500 storage_failure".utf8), wire.jsonFrame])
+                                           body: Titanic.refusal(wire))
                 }
                 // A cancel or close that did not reach the disk did not happen: the job is back as it
                 // was (a running one queued again), and the client hears 500.
                 for ack in acks {
                     actions += state.reply(to: ack.peer, dialect: ack.dialect, service: ack.service,
-                                           body: [Array("500 storage_failure".utf8), wire.jsonFrame])
+                                           body: Titanic.refusal(wire))
                     guard var job = ack.undo, active[job.id] == nil else { continue }
                     job.state = .queued
                     active[job.id] = job
@@ -554,13 +551,14 @@ final class JobManager {
                 retry(job, error: WireError(.timeout, "the worker held the job past its lease of \(configuration.lease.value) ms", service: job.service), now: now)
             }
         }
+        // One pass over the active jobs: deadlines, and the queue depth per lane for the stats.
+        var depth: [String: PriorityDepth] = [:]
         for job in active.values {
             if let deadline = job.deadline, deadline <= now {
                 finish(job, state: .expired, error: WireError(.deadlineExceeded, "the job's deadline passed before it finished", service: job.service), reply: nil, now: now)
+                continue
             }
-        }
-        var depth: [String: PriorityDepth] = [:]
-        for job in active.values where job.state == .queued {
+            guard job.state == .queued else { continue }
             var d = depth[job.service] ?? PriorityDepth()
             switch job.priority {
             case .high: d.high += 1
@@ -611,17 +609,12 @@ final class JobManager {
 
     // MARK: - Helpers
 
-    private func refuse(_ peer: [UInt8], _ dialect: Dialect, _ service: String, _ status: Titanic.Status, _ error: WireError,
+    /// Refuses a request: `400`/`500` by whether retrying may help, counted in the stats under the
+    /// service the job was for (busy, too large, malformed), as the broker counts its own refusals.
+    private func refuse(_ peer: [UInt8], _ dialect: Dialect, _ service: String, _ error: WireError,
                         state: inout BrokerState) -> [BrokerAction] {
-        let reason = status == .ok ? "" : " \(error.code.rawValue)"
-        let target = error.service ?? service
-        switch error.code {
-        case .busy: state.statistics.recordRejection(service: target, reason: \.busy)
-        case .badRequest, .invalidJSON: state.statistics.recordRejection(service: target, reason: \.malformed)
-        case .tooLarge: state.statistics.recordRejection(service: target, reason: \.tooLarge)
-        default: break
-        }
-        return state.reply(to: peer, dialect: dialect, service: service, body: [Array((status.rawValue + reason).utf8), error.jsonFrame])
+        state.statistics.errorSent(service: error.service ?? service, code: error.code)
+        return state.reply(to: peer, dialect: dialect, service: service, body: Titanic.refusal(error))
     }
 
     private func storageError(_ error: any Error) -> WireError {

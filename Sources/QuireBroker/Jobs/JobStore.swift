@@ -256,15 +256,16 @@ final class JobStore {
     }
 
     func request(id: String) throws(SQLiteError) -> [[UInt8]]? {
-        let statement = try database.statement("SELECT request FROM jobs WHERE id = ?")
-        defer { statement.reset() }
-        statement.bind(1, id)
-        guard try statement.step(), let blob = statement.blob(0) else { return nil }
-        return FrameCoding.decode(blob)
+        try frames(in: "SELECT request FROM jobs WHERE id = ?", id: id)
     }
 
     func reply(id: String) throws(SQLiteError) -> [[UInt8]]? {
-        let statement = try database.statement("SELECT reply FROM jobs WHERE id = ?")
+        try frames(in: "SELECT reply FROM jobs WHERE id = ?", id: id)
+    }
+
+    /// The frames stored in the one blob column `sql` selects for job `id`.
+    private func frames(in sql: String, id: String) throws(SQLiteError) -> [[UInt8]]? {
+        let statement = try database.statement(sql)
         defer { statement.reset() }
         statement.bind(1, id)
         guard try statement.step(), let blob = statement.blob(0) else { return nil }
