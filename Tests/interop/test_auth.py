@@ -294,3 +294,23 @@ def test_secrets_never_stored_or_logged(stack):
     # Removing the client takes effect at once.
     quire("clients", "remove", stack.client["client_id"], "--data", str(stack.data))
     parse_error(json.dumps(stack.token_request(**stack.credentials())).encode(), "invalid_client")
+
+
+def test_cli_submit_sends_options_and_token_that_match_the_schema(stack, recording, tmp_path):
+    """What `quire submit` puts on the wire: the target service, then one JSON frame with the OCR
+    options, the `job` options and the token (titanic-options.schema.json), then the image."""
+    image = tmp_path / "page.png"
+    image.write_bytes(b"\x89PNG not really")
+    quire("submit", str(image), "--broker", recording.url, "--credentials", str(stack.tmp_path / "client.json"),
+          "--priority", "high", "--idempotency-key", "receipt-42", "--deadline-ms", "600000", "--max-attempts", "5",
+          "--result-ttl-s", "3600", check=False)
+    sent = [body for service, body in recording.seen if service == b"titanic.request"]
+    assert len(sent) >= 1, recording.seen
+    body = sent[0]
+    assert body[0] == b"ocr" and body[2] == image.read_bytes()
+    frame = json.loads(body[1])
+    validate(frame, "titanic-options.schema.json")
+    validate({k: v for k, v in frame.items() if k not in ("job", "token")}, "ocr-request.schema.json")
+    assert frame["job"] == {"priority": "high", "idempotencyKey": "receipt-42", "deadlineMs": 600000, "maxAttempts": 5,
+                            "resultTtlSeconds": 3600}
+    assert stack.verify(frame["token"])["sub"] == stack.client["client_id"]
