@@ -19,7 +19,7 @@ public enum BrokerEvent: Sendable, Equatable {
 public enum BrokerAction: Sendable, Equatable {
     case send(peer: [UInt8], frames: [[UInt8]])
     case log(Logger.Level, String, [String: String])
-    /// A request to one of the broker's own `titanic.*` services, for the job manager.
+    /// A request to one of the broker's own `titanic.*` services, for the job machine.
     /// `owner` is the token's subject ("" with auth off): the job's owner, or who asks about it.
     case titanic(peer: [UInt8], dialect: Dialect, service: String, body: [[UInt8]], owner: String)
     /// The final reply to a job's request (``BrokerState/submitJob(tag:service:body:now:)``).
@@ -49,7 +49,7 @@ public struct BrokerCounters: Sendable, Equatable {
 /// actions.
 public struct BrokerState: Sendable {
     public let configuration: BrokerConfiguration
-    public private(set) var counters = BrokerCounters()
+    public internal(set) var counters = BrokerCounters()
     /// Figures for the stats socket (`BrokerStatistics.swift`); the broker loop sets its start time.
     public var statistics = BrokerStatistics()
 
@@ -67,15 +67,21 @@ public struct BrokerState: Sendable {
         var lastSent: Instant
     }
 
+    /// Where a request came from, and so where its reply goes.
+    enum Origin: Sendable, Equatable {
+        /// A client peer, answered in its own dialect.
+        case client(peer: [UInt8], dialect: Dialect)
+        /// One attempt of a durable job: the reply goes to the job machine as ``BrokerAction/jobReply(tag:body:)``.
+        case job(tag: UInt64)
+        /// The broker's own fetch of the token keys from `auth.jwks`.
+        case jwks
+    }
+
     struct Request: Sendable {
         let id: UInt64
-        /// The client's identity; empty for a job's request.
-        let client: [UInt8]
-        /// Set for a durable job's request: its replies go to the job manager, not to a peer.
-        var jobTag: UInt64? = nil
+        let origin: Origin
         /// Workers that said goodbye while holding it (see the DISCONNECT case).
         var goodbyes = 0
-        let clientDialect: Dialect
         let service: String
         let body: [[UInt8]]
         var deadline: Instant
@@ -100,9 +106,6 @@ public struct BrokerState: Sendable {
     /// Wall-clock seconds since 1970, for token `exp`/`nbf`; the loop sets it before each event (the
     /// monotonic `now` cannot be compared with a token's times).
     public var wallClockSeconds: Int64 = 0
-    /// The tag of the broker's own `auth.jwks` requests (job tags count up from 1).
-    static let jwksTag = UInt64.max
-
     public init(configuration: BrokerConfiguration) {
         self.configuration = configuration
         auth = configuration.auth.map(AuthGate.init)
@@ -122,19 +125,22 @@ public struct BrokerState: Sendable {
     public var serviceNames: [String] { services.keys.sorted() }
 
     /// Whether a durable job for `service` would go to a worker at once: an idle worker that no queued
-    /// request has claimed. The job manager keeps jobs in its own priority lanes until then.
-    public func canTakeJob(service: String) -> Bool {
-        guard !stopping, let record = services[service] else { return false }
-        return record.idle.count > record.queue.count
+    /// request has claimed. The job machine keeps jobs in its own priority lanes until then.
+    public func canTakeJob(service: String) -> Bool { jobCapacity(service: service) > 0 }
+
+    /// How many durable jobs for `service` would go to a worker at once: idle workers that no queued
+    /// request has claimed.
+    public func jobCapacity(service: String) -> Int {
+        guard !stopping, let record = services[service] else { return 0 }
+        return max(0, record.idle.count - record.queue.count)
     }
 
     /// Hands one attempt of a durable job to the service's workers. Its reply comes back as
     /// ``BrokerAction/jobReply(tag:body:)``, a failure as ``BrokerAction/jobFailed(tag:error:reachedWorker:)``.
     public mutating func submitJob(tag: UInt64, service: String, body: [[UInt8]], now: Instant) -> [BrokerAction] {
         var actions: [BrokerAction] = []
-        var request = Request(id: nextRequestID, client: [], clientDialect: .mdp02, service: service, body: body,
+        let request = Request(id: nextRequestID, origin: .job(tag: tag), service: service, body: body,
                               deadline: now + configuration.requestTimeout, attempts: 0)
-        request.jobTag = tag
         nextRequestID &+= 1
         services[service, default: Service()].queue.append(request)
         dispatch(service: service, now: now, into: &actions)
@@ -183,7 +189,7 @@ public struct BrokerState: Sendable {
     // MARK: - Receiving
 
     /// `replay`: a request that waited for the JWKS, handled again (counted once, never parked twice).
-    private mutating func receive(peer: [UInt8], frames: [[UInt8]], now: Instant, replay: Bool, into actions: inout [BrokerAction]) {
+    mutating func receive(peer: [UInt8], frames: [[UInt8]], now: Instant, replay: Bool, into actions: inout [BrokerAction]) {
         var total = 0
         for frame in frames { total += frame.count }
         if !replay { counters.bytesIn += total }
@@ -284,7 +290,7 @@ public struct BrokerState: Sendable {
                                  service: service, limit: configuration.maxQueuedRequests), into: &actions)
             return
         }
-        let request = Request(id: nextRequestID, client: client, clientDialect: dialect, service: service, body: body,
+        let request = Request(id: nextRequestID, origin: .client(peer: client, dialect: dialect), service: service, body: body,
                               deadline: now + configuration.requestTimeout, attempts: 0)
         nextRequestID &+= 1
         record.queue.append(request)
@@ -342,7 +348,7 @@ public struct BrokerState: Sendable {
             // requests and leaves without answering cannot pass one around for ever.
             // (Not for durable jobs: each attempt is a new request to the broker, so a per-request cap
             // would never stop one; their attempts count, and a lost worker sends them straight back.)
-            if let id = worker.request, let request = inFlight[id], request.jobTag == nil, request.goodbyes < configuration.maxAttempts {
+            if let id = worker.request, let request = inFlight[id], case .client = request.origin, request.goodbyes < configuration.maxAttempts {
                 inFlight[id]?.attempts -= 1
                 inFlight[id]?.goodbyes += 1
             }
@@ -363,28 +369,28 @@ public struct BrokerState: Sendable {
                 return
             }
             if kind == .partial {
-                if request.jobTag != nil { return }
+                guard case .client(let client, let dialect) = request.origin else { return }
                 statistics.partialForwarded(service: request.service, body: body)
-                if let frames = MajordomoCodec.clientReply(request.clientDialect, .partial, service: request.service, body: body) {
-                    send(request.client, frames, into: &actions)
+                if let frames = MajordomoCodec.clientReply(dialect, .partial, service: request.service, body: body) {
+                    send(client, frames, into: &actions)
                 }
                 return
             }
             inFlight[requestID] = nil
-            if let tag = request.jobTag {
-                // Jobs are counted as jobs by the job manager, not as requests.
-                statistics.requestAbandoned(id: requestID)
-                if tag == Self.jwksTag {
-                    receiveJWKS(body, now: now, into: &actions)
-                } else {
-                    actions.append(.jobReply(tag: tag, body: body))
-                }
-            } else {
+            switch request.origin {
+            case .client(let client, let dialect):
                 statistics.requestCompleted(id: requestID, service: request.service, worker: peer, body: body, now: now)
                 counters.repliesSent += 1
-                if let frames = MajordomoCodec.clientReply(request.clientDialect, .final, service: request.service, body: body) {
-                    send(request.client, frames, into: &actions)
+                if let frames = MajordomoCodec.clientReply(dialect, .final, service: request.service, body: body) {
+                    send(client, frames, into: &actions)
                 }
+            case .job(let tag):
+                // Jobs are counted as jobs by the job machine, not as requests.
+                statistics.requestAbandoned(id: requestID)
+                actions.append(.jobReply(tag: tag, body: body))
+            case .jwks:
+                statistics.requestAbandoned(id: requestID)
+                receiveJWKS(body, now: now, into: &actions)
             }
             worker.request = nil
             worker.busyDeadline = nil
@@ -427,7 +433,7 @@ public struct BrokerState: Sendable {
 
     /// Forgets a worker. A request it held goes back to the front of its queue, or fails with
     /// `worker_lost` when its attempts are used up.
-    private mutating func removeWorker(_ peer: [UInt8], now: Instant, into actions: inout [BrokerAction], disconnect: Bool) {
+    mutating func removeWorker(_ peer: [UInt8], now: Instant, into actions: inout [BrokerAction], disconnect: Bool) {
         guard let worker = workers.removeValue(forKey: peer) else { return }
         statistics.workerLost(peer, service: worker.service, dropped: disconnect)
         if disconnect {
@@ -439,22 +445,21 @@ public struct BrokerState: Sendable {
         record.idle.removeAll { $0 == peer }
         services[worker.service] = record
         if let requestID = worker.request, var request = inFlight.removeValue(forKey: requestID) {
-            if let tag = request.jobTag {
-                // The job manager counts a job's attempts across restarts and decides about retries.
+            switch request.origin {
+            case .job(let tag):
+                // The job machine counts a job's attempts across restarts and decides about retries.
                 statistics.requestAbandoned(id: requestID)
-                let reached = request.attempts > 0
-                if tag == Self.jwksTag {
-                    jwksFailed("the token worker was lost while fetching the JWKS", into: &actions)
-                } else {
-                    actions.append(.jobFailed(tag: tag, error: WireError(.workerLost, "the worker holding the job was lost", service: request.service),
-                                              reachedWorker: reached))
-                }
-            } else if request.attempts >= configuration.maxAttempts {
+                actions.append(.jobFailed(tag: tag, error: WireError(.workerLost, "the worker holding the job was lost", service: request.service),
+                                          reachedWorker: request.attempts > 0))
+            case .jwks:
                 statistics.requestAbandoned(id: requestID)
-                replyError(to: request.client, dialect: request.clientDialect, service: request.service,
+                jwksFailed("the token worker was lost while fetching the JWKS", into: &actions)
+            case .client(let client, let dialect) where request.attempts >= configuration.maxAttempts:
+                statistics.requestAbandoned(id: requestID)
+                replyError(to: client, dialect: dialect, service: request.service,
                            WireError(.workerLost, "\(request.attempts) workers lost the request in turn",
                                      service: request.service, attempts: request.attempts), into: &actions)
-            } else {
+            case .client:
                 counters.requestsRequeued += 1
                 statistics.requestRequeued(id: request.id, service: request.service, now: now)
                 request.deadline = now + configuration.requestTimeout
@@ -466,7 +471,7 @@ public struct BrokerState: Sendable {
     }
 
     /// Hands queued requests to idle workers, least recently used worker first.
-    private mutating func dispatch(service: String, now: Instant, into actions: inout [BrokerAction]) {
+    mutating func dispatch(service: String, now: Instant, into actions: inout [BrokerAction]) {
         guard var record = services[service] else { return }
         while !record.queue.isEmpty, let identity = record.idle.popFirst() {
             guard var worker = workers[identity] else { continue }
@@ -483,155 +488,9 @@ public struct BrokerState: Sendable {
         services[service] = record
     }
 
-    // MARK: - Time
-
-    private mutating func tick(now: Instant, into actions: inout [BrokerAction]) {
-        if var gate = auth {
-            let expired = gate.parked.filter { $0.until <= now }
-            gate.parked.removeAll { $0.until <= now }
-            gate.parkedBytes = gate.parked.reduce(0) { $0 + $1.frames.reduce(0) { $0 + $1.count } }
-            if gate.haveKeys, !gate.fetching, let last = gate.lastFetch, now >= last + gate.configuration.jwksMaxAge,
-               workerCount(service: "auth.jwks") > 0 {
-                auth = gate
-                fetchJWKS(now: now, into: &actions)
-            } else {
-                auth = gate
-            }
-            for request in expired {
-                refuseParked(request, WireError(.serviceUnavailable, "the token could not be checked: no JWKS from auth.jwks in time"), into: &actions)
-            }
-        }
-        // Dead workers first, so that their requests can still be served by others below.
-        var dead: [[UInt8]] = []
-        for (identity, worker) in workers {
-            if let busyDeadline = worker.busyDeadline {
-                if now >= busyDeadline { dead.append(identity) }
-            } else if now >= worker.expiry {
-                dead.append(identity)
-            }
-        }
-        for identity in dead {
-            counters.workersExpired += 1
-            actions.append(.log(.warning, "worker expired", ["peer": hex(identity), "service": workers[identity]?.service ?? ""]))
-            removeWorker(identity, now: now, into: &actions, disconnect: true)
-        }
-        // Heartbeats to every worker that has heard nothing from us for an interval, busy ones too.
-        for (identity, var worker) in workers where now >= worker.lastSent + configuration.heartbeatInterval {
-            worker.lastSent = now
-            workers[identity] = worker
-            send(identity, MajordomoCodec.workerHeartbeat(worker.dialect), into: &actions)
-        }
-        // Requests that waited too long for a worker.
-        for name in services.keys {
-            guard var record = services[name], !record.queue.isEmpty else { continue }
-            var expired: [Request] = []
-            record.queue.removeAll { request in
-                if now >= request.deadline { expired.append(request); return true }
-                return false
-            }
-            if expired.isEmpty { continue }
-            services[name] = record
-            for request in expired {
-                statistics.requestAbandoned(id: request.id)
-                if let tag = request.jobTag {
-                    if tag == Self.jwksTag {
-                        jwksFailed("no token worker (auth.jwks) answered within \(configuration.requestTimeout.value) ms", into: &actions)
-                    } else {
-                        actions.append(.jobFailed(tag: tag, error: WireError(.timeout, "no worker took the job in time", service: name), reachedWorker: false))
-                    }
-                    continue
-                }
-                let error = record.workerCount == 0
-                    ? WireError(.serviceUnavailable, "no worker for service '\(name)' took the request within \(configuration.requestTimeout.value) ms", service: name)
-                    : WireError(.timeout, "the request waited \(configuration.requestTimeout.value) ms in the queue for '\(name)'", service: name)
-                replyError(to: request.client, dialect: request.clientDialect, service: name, error, into: &actions)
-            }
-        }
-    }
-
-    private mutating func shutdown(into actions: inout [BrokerAction]) {
-        stopping = true
-        if let parked = auth?.parked {
-            auth?.parked.removeAll()
-            auth?.parkedBytes = 0
-            for request in parked { refuseParked(request, WireError(.shuttingDown, "the broker is shutting down"), into: &actions) }
-        }
-        for (name, var record) in services {
-            while let request = record.queue.popFirst() {
-                // Jobs stay in the store and run again after the restart.
-                if request.jobTag != nil { continue }
-                replyError(to: request.client, dialect: request.clientDialect, service: name,
-                           WireError(.shuttingDown, "the broker is shutting down", service: name), into: &actions)
-            }
-            record.idle.removeAll()
-            services[name] = record
-        }
-        for (_, request) in inFlight where request.jobTag == nil {
-            replyError(to: request.client, dialect: request.clientDialect, service: request.service,
-                       WireError(.shuttingDown, "the broker is shutting down", service: request.service), into: &actions)
-        }
-        inFlight.removeAll()
-        for (identity, worker) in workers {
-            send(identity, MajordomoCodec.workerDisconnect(worker.dialect), into: &actions)
-        }
-        workers.removeAll()
-    }
-
-    // MARK: - Auth
-
-    /// Asks the token worker for its public keys, through the broker's own queue.
-    private mutating func fetchJWKS(now: Instant, into actions: inout [BrokerAction]) {
-        guard var gate = auth, !gate.fetching else { return }
-        gate.fetching = true
-        gate.lastFetch = now
-        auth = gate
-        var request = Request(id: nextRequestID, client: [], clientDialect: .mdp02, service: "auth.jwks", body: [Array("{}".utf8)],
-                              deadline: now + configuration.requestTimeout, attempts: 0)
-        request.jobTag = Self.jwksTag
-        nextRequestID &+= 1
-        services["auth.jwks", default: Service()].queue.append(request)
-        actions.append(.log(.debug, "fetching the JWKS from auth.jwks", [:]))
-        dispatch(service: "auth.jwks", now: now, into: &actions)
-    }
-
-    private mutating func receiveJWKS(_ body: [[UInt8]], now: Instant, into actions: inout [BrokerAction]) {
-        guard let frame = body.first, let jwks = try? JWKS(jsonFrame: frame) else {
-            jwksFailed("auth.jwks answered something that is not a JWKS", into: &actions)
-            return
-        }
-        auth?.install(jwks)
-        auth?.fetching = false
-        actions.append(.log(.info, "JWKS installed", ["keys": String(jwks.keys.count)]))
-        let parked = auth?.parked ?? []
-        auth?.parked.removeAll()
-        auth?.parkedBytes = 0
-        for request in parked {
-            receive(peer: request.peer, frames: request.frames, now: now, replay: true, into: &actions)
-        }
-    }
-
-    private mutating func jwksFailed(_ reason: String, into actions: inout [BrokerAction]) {
-        auth?.fetching = false
-        actions.append(.log(.warning, "could not fetch the JWKS", ["reason": reason]))
-        let parked = auth?.parked ?? []
-        auth?.parked.removeAll()
-        auth?.parkedBytes = 0
-        for request in parked {
-            refuseParked(request, WireError(.serviceUnavailable, "the token could not be checked: \(reason)"), into: &actions)
-        }
-    }
-
-    /// Answers a request that waited for the JWKS, in its own dialect.
-    private mutating func refuseParked(_ request: (peer: [UInt8], frames: [[UInt8]], until: Instant), _ error: WireError, into actions: inout [BrokerAction]) {
-        guard case .success(.clientRequest(let dialect, let service, _)) = MajordomoCodec.decodeAtBroker(request.frames) else { return }
-        var error = error
-        error.service = service
-        replyError(to: request.peer, dialect: dialect, service: service, error, into: &actions)
-    }
-
     // MARK: - Output
 
-    private mutating func replyError(to client: [UInt8], dialect: Dialect, service: String, _ error: WireError, into actions: inout [BrokerAction]) {
+    mutating func replyError(to client: [UInt8], dialect: Dialect, service: String, _ error: WireError, into actions: inout [BrokerAction]) {
         count(error.code)
         statistics.errorSent(service: service, code: error.code)
         // Titanic replies start with a status (RFC 9).
@@ -641,11 +500,11 @@ public struct BrokerState: Sendable {
         }
     }
 
-    private mutating func count(_ code: WireError.Code) {
+    mutating func count(_ code: WireError.Code) {
         counters.errorsSent[code, default: 0] += 1
     }
 
-    private mutating func send(_ peer: [UInt8], _ frames: [[UInt8]], into actions: inout [BrokerAction]) {
+    mutating func send(_ peer: [UInt8], _ frames: [[UInt8]], into actions: inout [BrokerAction]) {
         for frame in frames { counters.bytesOut += frame.count }
         actions.append(.send(peer: peer, frames: frames))
     }
