@@ -47,21 +47,35 @@ public final class Broker: Sendable {
     /// cannot be opened.
     public func run(onBound: (String) -> Void = { _ in }) throws {
         // The job store first: a broker that cannot keep its promises does not start.
-        var jobs: JobManager?
+        var store: JobStore?
+        var jobs: JobMachine?
+        var checkpointer: Checkpointer?
         var lock: DataFolderLock?
         if let jobConfiguration = configuration.jobs {
             lock = try DataFolderLock(directory: jobConfiguration.directory)
-            jobs = try JobManager(configuration: jobConfiguration, logger: logger, now: wallClockMilliseconds())
-            logger.notice("durable jobs on", metadata: ["store": jobs?.store.path ?? "", "active": String(jobs?.activeCount ?? 0)])
+            let opened = try JobStore(directory: jobConfiguration.directory, maxBytes: jobConfiguration.maxStoreBytes)
+            let walCheckpointer = Checkpointer(path: opened.path, interval: 200, logger: logger)
+            do {
+                jobs = try opened.recoverMachine(configuration: jobConfiguration, now: wallClockMilliseconds())
+            } catch {
+                walCheckpointer.stop()
+                throw error
+            }
+            store = opened
+            checkpointer = walCheckpointer
+            let active = jobs?.activeCount ?? 0
+            if active > 0 { logger.notice("recovered durable jobs", metadata: ["jobs": String(active), "store": opened.path]) }
+            logger.notice("durable jobs on", metadata: ["store": opened.path, "active": String(active)])
         } else {
             logger.notice("durable jobs off: no data folder (--data or QUIRE_DATA)")
         }
         defer { withExtendedLifetime(lock) {} }
-        defer { jobs?.close() }
-        try serve(jobs: jobs, onBound: onBound)
+        // Stops the checkpoint thread once the loop has ended.
+        defer { checkpointer?.stop() }
+        try serve(jobs: jobs, store: store, onBound: onBound)
     }
 
-    private func serve(jobs: JobManager?, onBound: (String) -> Void) throws(ZMQError) {
+    private func serve(jobs: JobMachine?, store: JobStore?, onBound: (String) -> Void) throws(ZMQError) {
         let socket = try Socket(context: context, type: .router)
         try socket.setRouterMandatory(true)
         try socket.setSendHighWaterMark(100_000)
@@ -90,6 +104,7 @@ public final class Broker: Sendable {
         state.statistics = BrokerStatistics(startedAtMs: StatsTime.nowUnixMilliseconds(), startedAt: Instant.now(), window: configuration.statsWindow)
         state.statistics.keepsEvents = stats != nil
         state.statistics.isRecording = stats != nil
+        var loop = Loop(machine: BrokerMachine(broker: state, jobs: jobs), socket: socket, store: store, logger: logger)
         let poller = Poller([.socket(socket, .readable), .descriptor(wakeup.descriptor, .readable)])
         var nextTick = Instant.now() + tickInterval
 
@@ -98,37 +113,26 @@ public final class Broker: Sendable {
                 let timeout = Instant.now().milliseconds(until: min(nextTick, stats?.deadline ?? nextTick))
                 let ready = try poller.poll(timeoutMilliseconds: Int(timeout))
                 if ready[1].contains(.readable) { wakeup.drain() }
-                // Token times are wall-clock seconds: once per wake-up is precise enough.
-                state.wallClockSeconds = wallClockMilliseconds() / 1_000
                 if ready[0].contains(.readable) {
                     // Drain a batch, then give timers a turn so heartbeats never starve under load.
                     var budget = 4_096
                     while budget > 0, let frames = try socket.receive(dontWait: true) {
                         budget -= 1
                         guard frames.count >= 1 else { continue }
-                        let peer = frames[0]
-                        let actions = state.handle(.message(peer: peer, frames: Array(frames.dropFirst())), now: Instant.now())
-                        try perform(actions, on: socket, state: &state, jobs: jobs)
+                        try loop.handle(.message(peer: frames[0], frames: Array(frames.dropFirst())))
                     }
                     // One commit for the whole batch: submitters hear 200 once their jobs are on disk.
-                    if let jobs { try perform(jobs.commit(state: &state, now: wallClockMilliseconds()), on: socket, state: &state, jobs: jobs) }
+                    try loop.handle(.endOfTurn)
                 }
                 let now = Instant.now()
                 if now >= nextTick {
-                    try perform(state.handle(.tick, now: now), on: socket, state: &state, jobs: jobs)
-                    if let jobs { try perform(jobs.tick(state: &state, now: wallClockMilliseconds()), on: socket, state: &state, jobs: jobs) }
+                    try loop.handle(.tick)
                     nextTick = now + tickInterval
                 }
-                stats?.publishDue(&state, now: now)
+                stats?.publishDue(&loop.machine.broker, now: now)
             }
-            // Orderly stop: tell everyone, and let the goodbyes leave before the socket closes. Jobs stay
-            // in the store; those running now are queued again at the next start.
-            // The state machine stops first, so that the last commit hands no job to a leaving worker.
-            try perform(state.handle(.shutdown, now: Instant.now()), on: socket, state: &state, jobs: nil)
-            if let jobs {
-                try perform(jobs.shutdown(state: &state), on: socket, state: &state, jobs: jobs)
-                try perform(jobs.commit(state: &state, now: wallClockMilliseconds()), on: socket, state: &state, jobs: nil)
-            }
+            // Orderly stop: tell everyone, and let the goodbyes leave before the socket closes.
+            try loop.handle(.shutdown)
             try socket.setLinger(milliseconds: 500)
             socket.close()
             logger.notice("broker stopped", metadata: ["endpoint": bound])
@@ -137,12 +141,28 @@ public final class Broker: Sendable {
         }
     }
 
-    private func perform(_ initial: [BrokerAction], on socket: Socket, state: inout BrokerState, jobs: JobManager?) throws(ZMQError) {
-        var pending = initial
-        var index = 0
-        while index < pending.count {
-            let action = pending[index]
-            index += 1
+    /// The only place that touches the socket, the job store and the clock: feeds the machine events
+    /// with the time and randomness they need, and carries out its actions, which may answer with events.
+    private struct Loop {
+        var machine: BrokerMachine
+        let socket: Socket
+        let store: JobStore?
+        let logger: Logger
+        var random = SystemRandomNumberGenerator()
+
+        mutating func handle(_ event: BrokerMachine.Event) throws(ZMQError) {
+            var pending = machine.handle(event, now: Instant.now(), wallClock: wallClockMilliseconds(), random: &random)
+            var index = 0
+            while index < pending.count {
+                let action = pending[index]
+                index += 1
+                guard let next = try perform(action) else { continue }
+                pending.append(contentsOf: machine.handle(next, now: Instant.now(), wallClock: wallClockMilliseconds(), random: &random))
+            }
+        }
+
+        /// Carries out one action; returns the event it leads to, if any.
+        private func perform(_ action: BrokerMachine.Action) throws(ZMQError) -> BrokerMachine.Event? {
             switch action {
             case .send(let peer, let frames):
                 var delivered = false
@@ -155,27 +175,39 @@ public final class Broker: Sendable {
                 } catch {
                     logger.error("send failed", metadata: ["error": error.description, "peer": hex(peer)])
                 }
-                if !delivered {
-                    pending.append(contentsOf: state.handle(.undeliverable(peer: peer, frames: frames), now: Instant.now()))
-                }
+                return delivered ? nil : .undeliverable(peer: peer, frames: frames)
             case .log(let level, let message, let metadata):
                 logger.log(level, message, metadata: metadata)
-            case .titanic(let peer, let dialect, let service, let body, let owner):
-                if let jobs {
-                    pending.append(contentsOf: jobs.handle(peer: peer, dialect: dialect, service: service, body: body, owner: owner,
-                                                           state: &state, now: wallClockMilliseconds()))
-                } else {
-                    let error = WireError(.serviceUnavailable, "this broker keeps no durable jobs: it was started without a data folder (--data)", service: service)
-                    pending.append(contentsOf: state.reply(to: peer, dialect: dialect, service: service,
-                                                           body: Titanic.refusal(error)))
+                return nil
+            case .persist(let batch):
+                guard let store else { return .commitFailed(batch, JobStoreError(kind: .other, message: "no job store")) }
+                do {
+                    try store.write(batch)
+                    return .committed(batch)
+                } catch {
+                    return .commitFailed(batch, error)
                 }
-            case .jobReply(let tag, let body):
-                jobs?.jobReplied(tag: tag, body: body, state: &state, now: wallClockMilliseconds())
-            case .jobFailed(let tag, let error, let reachedWorker):
-                jobs?.jobFailed(tag: tag, error: error, reachedWorker: reachedWorker, now: wallClockMilliseconds())
+            case .load(let load):
+                guard let store else { return .loaded(load, .failed(JobStoreError(kind: .other, message: "no job store"))) }
+                return .loaded(load, store.load(load))
+            case .sweep(let before):
+                do {
+                    let swept = try store?.sweepExpired(now: before) ?? 0
+                    if swept > 0 { logger.info("swept expired job results", metadata: ["jobs": String(swept)]) }
+                } catch {
+                    logger.error("job sweep failed", metadata: ["error": error.description])
+                }
+                return nil
             }
         }
     }
+}
+
+/// Wall-clock milliseconds since 1970.
+func wallClockMilliseconds() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME, &ts)
+    return Int64(ts.tv_sec) * 1_000 + Int64(ts.tv_nsec) / 1_000_000
 }
 
 /// An exclusive lock on a data folder (`flock` on `broker.lock`), so that two brokers never dispatch the

@@ -1,0 +1,170 @@
+import QuireSupport
+import QuireWire
+
+/// The whole broker as one pure state machine: ``BrokerState`` (Majordomo: peers, queues, workers,
+/// tokens) and, with a data folder, ``JobMachine`` (durable jobs), composed the way async-http-client's
+/// `HTTPConnectionPool.StateMachine` composes its HTTP/1 and HTTP/2 machines.
+///
+/// The loop sees one event type and one action type. Each inner machine speaks its own: a `.titanic`
+/// action of the broker becomes a request event of the job machine, a job's `.dispatch` becomes an
+/// attempt submitted to the broker, and so on, until only what needs the outside world is left
+/// (sockets, the store, logs). Time — monotonic for the broker, wall-clock for jobs — and randomness are
+/// passed in with every event.
+struct BrokerMachine: Sendable {
+    enum Event: Sendable {
+        /// A message arrived on the ROUTER.
+        case message(peer: [UInt8], frames: [[UInt8]])
+        /// A send to `peer` failed: the peer is gone or its queue is full.
+        case undeliverable(peer: [UInt8], frames: [[UInt8]])
+        /// The loop drained a batch of messages: what they changed in the job store is written now.
+        case endOfTurn
+        case tick
+        case shutdown
+        /// What the store held for a ``Action/load(_:)``.
+        case loaded(JobLoad, JobLoad.Result)
+        /// A ``Action/persist(_:)`` is on disk.
+        case committed(JobBatch)
+        /// A ``Action/persist(_:)`` failed; nothing of it was written.
+        case commitFailed(JobBatch, JobStoreError)
+    }
+
+    enum Action: Sendable, Equatable {
+        case send(peer: [UInt8], frames: [[UInt8]])
+        case log(Logger.Level, String, [String: String])
+        /// Write the batch in one transaction, then send ``Event/committed(_:)`` or ``Event/commitFailed(_:_:)``.
+        case persist(JobBatch)
+        /// Read from the store, then send ``Event/loaded(_:_:)``.
+        case load(JobLoad)
+        /// Delete finished jobs whose results expired at or before this wall-clock time.
+        case sweep(before: Int64)
+    }
+
+    var broker: BrokerState
+    /// `nil` without a data folder: `titanic.*` then answers `service_unavailable`.
+    var jobs: JobMachine?
+
+    init(broker: BrokerState, jobs: JobMachine?) {
+        self.broker = broker
+        self.jobs = jobs
+    }
+
+    /// `now` is monotonic (heartbeats, timeouts); `wallClock` is milliseconds since 1970 (token times,
+    /// jobs, which outlive the process).
+    mutating func handle(_ event: Event, now: Instant, wallClock: Int64, random: inout some RandomNumberGenerator) -> [Action] {
+        var actions: [Action] = []
+        broker.wallClockSeconds = wallClock / 1_000
+        switch event {
+        case .message(let peer, let frames):
+            absorb(broker.handle(.message(peer: peer, frames: frames), now: now), now: now, wallClock: wallClock, random: &random, into: &actions)
+        case .undeliverable(let peer, let frames):
+            absorb(broker.handle(.undeliverable(peer: peer, frames: frames), now: now), now: now, wallClock: wallClock, random: &random, into: &actions)
+        case .endOfTurn:
+            guard jobs != nil else { break }
+            let workers = broker.jobWorkers
+            job(.endOfTurn(workers), now: now, wallClock: wallClock, random: &random, into: &actions)
+        case .tick:
+            absorb(broker.handle(.tick, now: now), now: now, wallClock: wallClock, random: &random, into: &actions)
+            guard jobs != nil else { break }
+            let workers = broker.jobWorkers
+            job(.tick(workers), now: now, wallClock: wallClock, random: &random, into: &actions)
+        case .shutdown:
+            // The broker stops first, so that the last commit hands no job to a leaving worker. Jobs
+            // stay in the store; those running now are queued again at the next start.
+            absorb(broker.handle(.shutdown, now: now), now: now, wallClock: wallClock, random: &random, into: &actions)
+            guard jobs != nil else { break }
+            job(.shutdown, now: now, wallClock: wallClock, random: &random, into: &actions)
+            let workers = broker.jobWorkers
+            job(.endOfTurn(workers), now: now, wallClock: wallClock, random: &random, into: &actions)
+        case .loaded(let load, let result):
+            job(.loaded(load, result), now: now, wallClock: wallClock, random: &random, into: &actions)
+        case .committed(let batch):
+            let workers = broker.jobWorkers
+            job(.committed(batch, workers), now: now, wallClock: wallClock, random: &random, into: &actions)
+        case .commitFailed(let batch, let error):
+            let workers = broker.jobWorkers
+            job(.commitFailed(batch, error, workers), now: now, wallClock: wallClock, random: &random, into: &actions)
+        }
+        return actions
+    }
+
+    /// Carries out what the broker machine asked for that concerns the job machine; passes the rest on.
+    private mutating func absorb(_ brokerActions: [BrokerAction], now: Instant, wallClock: Int64, random: inout some RandomNumberGenerator,
+                                 into actions: inout [Action]) {
+        for action in brokerActions {
+            switch action {
+            case .send(let peer, let frames):
+                actions.append(.send(peer: peer, frames: frames))
+            case .log(let level, let message, let metadata):
+                actions.append(.log(level, message, metadata))
+            case .titanic(let peer, let dialect, let service, let body, let owner):
+                guard jobs != nil else {
+                    let error = WireError(.serviceUnavailable, "this broker keeps no durable jobs: it was started without a data folder (--data)", service: service)
+                    absorb(broker.reply(to: peer, dialect: dialect, service: service, body: Titanic.refusal(error)), now: now, wallClock: wallClock,
+                           random: &random, into: &actions)
+                    continue
+                }
+                job(.request(peer: peer, dialect: dialect, service: service, body: body, owner: owner), now: now, wallClock: wallClock,
+                    random: &random, into: &actions)
+            case .jobReply(let tag, let body):
+                job(.attemptReplied(tag: tag, body: body), now: now, wallClock: wallClock, random: &random, into: &actions)
+            case .jobFailed(let tag, let error, let reachedWorker):
+                job(.attemptFailed(tag: tag, error: error, reachedWorker: reachedWorker), now: now, wallClock: wallClock, random: &random, into: &actions)
+            }
+        }
+    }
+
+    /// Hands an event to the job machine (modified in place) and carries out what it asks of the broker.
+    private mutating func job(_ event: JobMachine.Event, now: Instant, wallClock: Int64, random: inout some RandomNumberGenerator,
+                              into actions: inout [Action]) {
+        guard let jobActions = jobs?.handle(event, now: wallClock, random: &random) else { return }
+        for action in jobActions {
+            switch action {
+            case .persist(let batch):
+                actions.append(.persist(batch))
+            case .load(let load):
+                actions.append(.load(load))
+            case .sweep(let before):
+                actions.append(.sweep(before: before))
+            case .log(let level, let message, let metadata):
+                actions.append(.log(level, message, metadata))
+            case .dispatch(let tag, let service, let body):
+                absorb(broker.submitJob(tag: tag, service: service, body: body, now: now), now: now, wallClock: wallClock, random: &random, into: &actions)
+            case .reply(let peer, let dialect, let service, let body):
+                absorb(broker.reply(to: peer, dialect: dialect, service: service, body: body), now: now, wallClock: wallClock, random: &random, into: &actions)
+            case .statistic(let statistic):
+                broker.statistics.record(statistic, now: now)
+            }
+        }
+    }
+}
+
+extension BrokerState {
+    /// What the workers can take now, for the job machine.
+    var jobWorkers: JobWorkers {
+        var workers = JobWorkers()
+        for (name, record) in services where record.workerCount > 0 {
+            workers.services.append(name)
+            let capacity = jobCapacity(service: name)
+            if capacity > 0 { workers.capacity[name] = capacity }
+        }
+        return workers
+    }
+}
+
+extension BrokerStatistics {
+    /// Applies one of the job machine's figures.
+    mutating func record(_ statistic: JobStatistic, now: Instant) {
+        switch statistic {
+        case .submitted(let service, let bytes): jobSubmitted(service: service, bytes: bytes)
+        case .waited(let service, let seconds): jobWaited(service: service, seconds: seconds, now: now)
+        case .ran(let service, let seconds): jobRan(service: service, seconds: seconds, now: now)
+        case .completed(let service, let bytes): jobCompleted(service: service, bytes: bytes)
+        case .failed(let service): jobFailed(service: service)
+        case .retried(let service): jobRetried(service: service)
+        case .expired(let service): jobExpired(service: service)
+        case .dead(let service, let job, let reason): jobDead(service: service, job: job, reason: reason)
+        case .queueDepth(let service, let depth): setJobQueueDepth(service: service, depth)
+        case .refused(let service, let code): errorSent(service: service, code: code)
+        }
+    }
+}

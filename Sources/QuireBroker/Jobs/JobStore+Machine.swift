@@ -1,0 +1,46 @@
+import QuireSupport
+
+/// What the broker loop does with the store on the job machine's behalf: recover at start, write a
+/// ``JobBatch``, answer a ``JobLoad``, sweep expired results. The machine never calls these itself.
+extension JobStore {
+    /// Requeues jobs a stopped broker left running and builds the machine that holds every active job.
+    func recoverMachine(configuration: JobConfiguration, now: Int64) throws(JobStoreError) -> JobMachine {
+        let recovered = try batch { () throws(SQLiteError) in try recover(now: now) }
+        let services: [String]
+        do {
+            services = try knownServices()
+        } catch {
+            throw JobStoreError(error)
+        }
+        return JobMachine(configuration: configuration, recovered: recovered, knownServices: services, lastSequence: lastSequence, now: now)
+    }
+
+    /// Writes the batch in one transaction (one fsync).
+    func write(_ changes: JobBatch) throws(JobStoreError) {
+        try batch { () throws(SQLiteError) in
+            for name in changes.services { try rememberService(name, now: changes.now) }
+            // Deletions first: a job closed and resubmitted with its key in the same turn.
+            for id in changes.deletions { try delete(id: id) }
+            for insert in changes.inserts { try self.insert(insert.record, request: insert.request) }
+            for (_, update) in changes.updates { try self.update(update.record, reply: update.reply) }
+        }
+    }
+
+    func load(_ load: JobLoad) -> JobLoad.Result {
+        do {
+            switch load {
+            case .key(let owner, let key, _): return .record(try record(owner: owner, idempotencyKey: key))
+            case .job(let id, _): return .record(try record(id: id))
+            case .reply(let job, _): return .frames(try reply(id: job.id))
+            case .request(let id): return .frames(try request(id: id))
+            }
+        } catch {
+            return .failed(JobStoreError(error))
+        }
+    }
+
+    /// Deletes finished jobs whose results expired at or before `now`; returns how many.
+    func sweepExpired(now: Int64) throws(JobStoreError) -> Int {
+        try batch { () throws(SQLiteError) in try sweep(now: now) }
+    }
+}
