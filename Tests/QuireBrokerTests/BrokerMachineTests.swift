@@ -1,0 +1,103 @@
+import QuireSupport
+import QuireWire
+import Testing
+
+@testable import QuireBroker
+
+/// The broker and its durable jobs composed: Majordomo frames in, frames and store operations out.
+@Suite struct BrokerMachineTests {
+    struct Rig {
+        var machine: BrokerMachine
+        var now = Instant(nanoseconds: 1_000_000_000)
+        var wallClock: Int64 = 1_700_000_000_000
+        var random = SeededRandom(state: 7)
+        var rows: [String: (record: JobRecord, request: [[UInt8]], reply: [[UInt8]]?)] = [:]
+
+        init(jobs: Bool = true) {
+            let configuration = BrokerConfiguration(heartbeatInterval: 1_000, heartbeatLiveness: 3, busyWorkerTimeout: 20_000, requestTimeout: 5_000,
+                                                    maxAttempts: 2, maxQueuedRequests: 3, maxMessageBytes: 1_024, maxFrames: 8)
+            let job = JobMachine(configuration: JobRig.configuration, recovered: [], knownServices: [], lastSequence: 0, now: wallClock)
+            machine = BrokerMachine(broker: BrokerState(configuration: configuration), jobs: jobs ? job : nil)
+        }
+
+        /// Handles the event and carries out store actions in memory; returns the frames sent, by peer.
+        mutating func handle(_ event: BrokerMachine.Event) -> [Sent] {
+            var pending = machine.handle(event, now: now, wallClock: wallClock, random: &random)
+            var sent: [Sent] = []
+            var index = 0
+            while index < pending.count {
+                let action = pending[index]
+                index += 1
+                switch action {
+                case .send(let peer, let frames):
+                    sent.append(Sent(peer: String(decoding: peer, as: UTF8.self), frames: frames))
+                case .persist(let batch):
+                    for insert in batch.inserts { rows[insert.record.id] = (insert.record, insert.request, nil) }
+                    for (id, update) in batch.updates {
+                        rows[id]?.record = update.record
+                        if update.reply != nil { rows[id]?.reply = update.reply }
+                    }
+                    pending += machine.handle(.committed(batch), now: now, wallClock: wallClock, random: &random)
+                case .load(let load):
+                    let result: JobLoad.Result
+                    switch load {
+                    case .request(let id): result = .frames(rows[id]?.request)
+                    case .reply(let job, _): result = .frames(rows[job.id]?.reply)
+                    case .job(let id, _): result = .record(rows[id]?.record)
+                    case .key: result = .record(nil)
+                    }
+                    pending += machine.handle(.loaded(load, result), now: now, wallClock: wallClock, random: &random)
+                case .log, .sweep:
+                    break
+                }
+            }
+            return sent
+        }
+
+        mutating func send(_ peer: String, _ frames: [[UInt8]]) -> [Sent] {
+            var sent = handle(.message(peer: Array(peer.utf8), frames: frames))
+            sent += handle(.endOfTurn)
+            return sent
+        }
+    }
+
+    @Test func aJobGoesFromClientToWorkerAndItsResultBackToAReader() throws {
+        var rig = Rig()
+        _ = rig.send("w", MajordomoCodec.workerReady(.mdp02, service: "ocr"))
+        let submitted = rig.send("c", MajordomoCodec.clientRequest(.mdp02, service: Titanic.request,
+                                                                   body: [Array("ocr".utf8), Array(#"{"image":1}"#.utf8)]))
+        let accepted = try #require(submitted.first { $0.peer == "c" })
+        let id = try #require(accepted.frames.last)
+        #expect(Titanic.isJobID(String(decoding: id, as: UTF8.self)))
+        // The same turn's commit hands the job to the idle worker, as a plain Majordomo REQUEST.
+        let request = try #require(submitted.first { $0.peer == "w" })
+        let address = try #require(request.requestAddress)
+        #expect(request.frames.last == Array(#"{"image":1}"#.utf8))
+        // The worker's reply goes to the job, not to a peer.
+        let replied = rig.send("w", MajordomoCodec.workerReply(.mdp02, .final, address: address, body: [Array("text".utf8)]) ?? [])
+        #expect(replied.isEmpty)
+        let read = rig.send("r", MajordomoCodec.clientRequest(.mdp02, service: Titanic.reply, body: [id]))
+        #expect(read.count == 1)
+        #expect(read.first?.frames.suffix(2) == [Array("200".utf8), Array("text".utf8)])
+        #expect(rig.machine.broker.statistics.services["ocr"]?.jobs.completed == 1)
+    }
+
+    @Test func withoutADataFolderTitanicIsUnavailable() throws {
+        var rig = Rig(jobs: false)
+        let sent = rig.send("c", MajordomoCodec.clientRequest(.mdp02, service: Titanic.request, body: [Array("ocr".utf8), [1]]))
+        let reply = try #require(sent.first)
+        #expect(reply.frames.contains(Array("500 service_unavailable".utf8)))
+        #expect(reply.frames.last.flatMap { WireError(jsonFrame: $0) }?.code == .serviceUnavailable)
+    }
+
+    @Test func aWorkerLostWhileHoldingAJobSendsItToTheNextWorker() throws {
+        var rig = Rig()
+        _ = rig.send("w1", MajordomoCodec.workerReady(.mdp02, service: "ocr"))
+        let submitted = rig.send("c", MajordomoCodec.clientRequest(.mdp02, service: Titanic.request, body: [Array("ocr".utf8), [1]]))
+        #expect(submitted.contains { $0.peer == "w1" && $0.isRequest })
+        _ = rig.send("w2", MajordomoCodec.workerReady(.mdp02, service: "ocr"))
+        // w1 says goodbye holding the job: the attempt counts, and the job goes to w2 at the turn's end.
+        let after = rig.send("w1", MajordomoCodec.workerDisconnect(.mdp02))
+        #expect(after.contains { $0.peer == "w2" && $0.isRequest })
+    }
+}
