@@ -103,7 +103,8 @@ struct BrokerMachine: Sendable {
                            random: &random, into: &actions)
                     continue
                 }
-                job(.request(peer: peer, dialect: dialect, service: service, body: body, owner: owner), now: now, wallClock: wallClock,
+                let workers = broker.jobWorkers
+                job(.request(peer: peer, dialect: dialect, service: service, body: body, owner: owner, workers: workers), now: now, wallClock: wallClock,
                     random: &random, into: &actions)
             case .jobReply(let tag, let body):
                 job(.attemptReplied(tag: tag, body: body), now: now, wallClock: wallClock, random: &random, into: &actions)

@@ -82,6 +82,18 @@ import Testing
         #expect(rig.machine.broker.statistics.services["ocr"]?.jobs.completed == 1)
     }
 
+    /// A client that saw the worker (MMI) may submit before the loop's turn ends.
+    @Test func aServiceWhoseWorkerJustRegisteredIsATargetInTheSameTurn() throws {
+        var rig = Rig()
+        var sent = rig.handle(.message(peer: Array("w".utf8), frames: MajordomoCodec.workerReady(.mdp02, service: "fresh")))
+        sent += rig.handle(.message(peer: Array("c".utf8), frames: MajordomoCodec.clientRequest(.mdp02, service: Titanic.request,
+                                                                                                 body: [Array("fresh".utf8), [1]])))
+        sent += rig.handle(.endOfTurn)
+        let accepted = try #require(sent.first { $0.peer == "c" })
+        #expect(accepted.frames.suffix(2).first == Array("200".utf8))
+        #expect(sent.contains { $0.peer == "w" && $0.isRequest })
+    }
+
     @Test func withoutADataFolderTitanicIsUnavailable() throws {
         var rig = Rig(jobs: false)
         let sent = rig.send("c", MajordomoCodec.clientRequest(.mdp02, service: Titanic.request, body: [Array("ocr".utf8), [1]]))

@@ -12,7 +12,8 @@ import Testing
     @Test func aSubmitterHearsOnlyOnceTheJobIsOnDisk() throws {
         var rig = JobRig()
         let body: [[UInt8]] = [Array("ocr".utf8), Array(#"{"image":1}"#.utf8)]
-        let during = rig.machine.handle(.request(peer: Array("c".utf8), dialect: .mdp02, service: Titanic.request, body: body, owner: ""),
+        let during = rig.machine.handle(.request(peer: Array("c".utf8), dialect: .mdp02, service: Titanic.request, body: body, owner: "",
+                                                 workers: rig.workers),
                                         now: rig.now, random: &rig.random)
         #expect(during.isEmpty, "nothing is answered before the turn's write")
         let end = rig.machine.handle(.endOfTurn(rig.workers), now: rig.now, random: &rig.random)
@@ -234,8 +235,8 @@ import Testing
     @Test func theSameKeyIsTheSameJobInTheSameTurnAndLater() throws {
         var rig = JobRig()
         let body: [[UInt8]] = [Array("ocr".utf8), Array(#"{"job":{"idempotencyKey":"k1"}}"#.utf8)]
-        var actions = rig.handle(.request(peer: Array("a".utf8), dialect: .mdp02, service: Titanic.request, body: body, owner: "me"))
-        actions += rig.handle(.request(peer: Array("b".utf8), dialect: .mdp02, service: Titanic.request, body: body, owner: "me"))
+        var actions = rig.handle(.request(peer: Array("a".utf8), dialect: .mdp02, service: Titanic.request, body: body, owner: "me", workers: rig.workers))
+        actions += rig.handle(.request(peer: Array("b".utf8), dialect: .mdp02, service: Titanic.request, body: body, owner: "me", workers: rig.workers))
         actions += rig.endTurn()
         let replies = JobRig.replies(actions)
         #expect(replies.map(\.peer) == ["a", "b"])
@@ -255,7 +256,7 @@ import Testing
         var rig = JobRig()
         let body: [[UInt8]] = [Array("ocr".utf8), Array(#"{"job":{"idempotencyKey":"k"}}"#.utf8)]
         let first = try #require(JobRig.replies(rig.ask(Titanic.request, body)).first?.body.last)
-        _ = rig.handle(.request(peer: Array("c".utf8), dialect: .mdp02, service: Titanic.close, body: [first], owner: ""))
+        _ = rig.handle(.request(peer: Array("c".utf8), dialect: .mdp02, service: Titanic.close, body: [first], owner: "", workers: rig.workers))
         let again = JobRig.replies(rig.ask(Titanic.request, body))
         let second = try #require(again.first { $0.service == Titanic.request }?.body.last)
         #expect(second != first)
@@ -370,6 +371,20 @@ import Testing
         let (id, _) = rig.submit()
         _ = rig.ask(Titanic.reply, [Array((id ?? "").utf8), Array(#"{"waitMs":5000}"#.utf8)], from: "r")
         #expect(JobRig.replies(rig.handle(.shutdown)) == [JobRig.Reply(peer: "r", service: Titanic.reply, body: [Array("300".utf8)])])
+    }
+
+    @Test func aJobMayTargetOnlyAServiceThatHasOrHadAWorker() throws {
+        var rig = JobRig()
+        let body: [[UInt8]] = [Array("fresh".utf8), Array("{}".utf8)]
+        #expect(JobRig.replies(rig.ask(Titanic.request, body)).first?.error?.code == .unknownService)
+        #expect(JobRig.replies(rig.ask(Titanic.request, [Array("mmi.service".utf8), Array("{}".utf8)])).first?.error?.code == .unknownService)
+        // Its first worker registered earlier in the same turn: already a target, remembered with the job.
+        rig.workers.services.append("fresh")
+        #expect(JobRig.replies(rig.ask(Titanic.request, body)).first?.status == "200")
+        #expect(rig.services.contains("fresh"))
+        // Once seen, always a target, workers or not.
+        rig.workers.services = []
+        #expect(JobRig.replies(rig.ask(Titanic.request, body)).first?.status == "200")
     }
 
     @Test func aFullQueueAnswersBusyAtOnce() throws {

@@ -104,7 +104,7 @@ struct JobRig {
 
     /// A `titanic.*` request from client `peer`, and the end of the turn.
     mutating func ask(_ service: String, _ body: [[UInt8]], from peer: String = "c", owner: String = "") -> [JobMachine.Action] {
-        var actions = handle(.request(peer: Array(peer.utf8), dialect: .mdp02, service: service, body: body, owner: owner))
+        var actions = handle(.request(peer: Array(peer.utf8), dialect: .mdp02, service: service, body: body, owner: owner, workers: workers))
         actions += endTurn()
         return actions
     }

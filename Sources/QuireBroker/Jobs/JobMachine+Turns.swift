@@ -37,16 +37,21 @@ extension JobMachine {
     /// Asks for everything this turn changed to be written in one transaction; with nothing to write,
     /// hands ready jobs to idle workers at once.
     mutating func endTurn(_ workers: JobWorkers, now: Int64, into actions: inout [Action]) {
-        for name in workers.services where !knownServices.contains(name) {
-            knownServices.insert(name)
-            pending.services.append(name)
-        }
+        remember(workers)
         guard !pending.isEmpty else { return pump(workers, into: &actions) }
         var batch = pending
         batch.now = now
         pending = JobBatch()
         insertedKeys = [:]
         actions.append(.persist(batch))
+    }
+
+    /// Services with workers become valid job targets, remembered in the store with this turn's writes.
+    mutating func remember(_ workers: JobWorkers) {
+        for name in workers.services where !knownServices.contains(name) {
+            knownServices.insert(name)
+            pending.services.append(name)
+        }
     }
 
     /// The batch is on disk: answer submitters (`200`), cancels and closes, and readers held for jobs

@@ -14,7 +14,9 @@ import QuireWire
 struct JobMachine: Sendable {
     enum Event: Sendable {
         /// A request to one of the `titanic.*` services; `owner` is the token subject ("" without auth).
-        case request(peer: [UInt8], dialect: Dialect, service: String, body: [[UInt8]], owner: String)
+        /// `workers` are the broker's now: a service whose first worker registered earlier in this same
+        /// turn is already a valid target.
+        case request(peer: [UInt8], dialect: Dialect, service: String, body: [[UInt8]], owner: String, workers: JobWorkers)
         /// The final reply to an attempt (``Action/dispatch(tag:service:body:)``).
         case attemptReplied(tag: UInt64, body: [[UInt8]])
         /// An attempt ended without a reply; `reachedWorker` is false when no worker ever received it.
@@ -95,7 +97,8 @@ struct JobMachine: Sendable {
     mutating func handle(_ event: Event, now: Int64, random: inout some RandomNumberGenerator) -> [Action] {
         var actions: [Action] = []
         switch event {
-        case .request(let peer, let dialect, let service, let body, let owner):
+        case .request(let peer, let dialect, let service, let body, let owner, let workers):
+            remember(workers)
             request(JobClient(peer: peer, dialect: dialect), service: service, body: body, owner: owner, now: now, random: &random, into: &actions)
         case .attemptReplied(let tag, let body):
             attemptReplied(tag: tag, body: body, now: now, random: &random, into: &actions)
