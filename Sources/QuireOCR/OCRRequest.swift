@@ -28,17 +28,20 @@ public struct OCRRequest: Codable, Sendable, Equatable {
     public var autoOrientation: Bool?
     /// The scan's resolution when the file does not say (or says wrongly).
     public var dpi: Int?
+    /// Return each word's symbols (characters with boxes); true by default.
+    public var symbols: Bool?
 
-    public init(languages: [String]? = nil, mode: Mode? = nil, pages: [Int]? = nil, outputs: [Output]? = nil, autoOrientation: Bool? = nil, dpi: Int? = nil) {
+    public init(languages: [String]? = nil, mode: Mode? = nil, pages: [Int]? = nil, outputs: [Output]? = nil, autoOrientation: Bool? = nil, dpi: Int? = nil, symbols: Bool? = nil) {
         self.languages = languages
         self.mode = mode
         self.pages = pages
         self.outputs = outputs
         self.autoOrientation = autoOrientation
         self.dpi = dpi
+        self.symbols = symbols
     }
 
-    enum CodingKeys: String, CodingKey { case languages, mode, pages, outputs, autoOrientation, dpi }
+    enum CodingKeys: String, CodingKey { case languages, mode, pages, outputs, autoOrientation, dpi, symbols }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -55,6 +58,7 @@ public struct OCRRequest: Codable, Sendable, Equatable {
         outputs = try c.decodeIfPresent([Output].self, forKey: .outputs)
         autoOrientation = try c.decodeIfPresent(Bool.self, forKey: .autoOrientation)
         dpi = try c.decodeIfPresent(Int.self, forKey: .dpi)
+        symbols = try c.decodeIfPresent(Bool.self, forKey: .symbols)
     }
 
     /// Parses and validates the JSON frame; every problem becomes a typed `bad_request`.

@@ -79,7 +79,8 @@ public struct OCRResult: Codable, Sendable, Equatable {
         public var rotation: Int
         /// Whether the stored image was mirrored (EXIF orientations 2, 4, 5, 7).
         public var mirrored: Bool
-        /// The skew Tesseract measured, degrees.
+        /// The skew of the text lines, degrees: the page was turned clockwise by this much before
+        /// reading (see the `deskew` step), plus what was left, measured from the baselines.
         public var deskewAngle: Double
         /// Maps page coordinates (x, y) to the stored pixel grid: `[a, b, c, d, e, f]` with
         /// x' = a·x + b·y + c and y' = d·x + e·y + f.
@@ -100,6 +101,24 @@ public struct OCRResult: Codable, Sendable, Equatable {
         public var encodeMs: Double
     }
 
+    /// One step of the pipeline on one page, so that a result can be explained: what was measured,
+    /// whether it was applied, with its parameters (`scale`, `orientation`, `deskew`, `light`,
+    /// `segmentation`, in the order they ran).
+    public struct Step: Codable, Sendable, Equatable {
+        /// 1-based page number.
+        public var page: Int
+        public var step: String
+        public var applied: Bool
+        public var parameters: [String: Double]
+
+        public init(page: Int = 1, step: String, applied: Bool, parameters: [String: Double]) {
+            self.page = page
+            self.step = step
+            self.applied = applied
+            self.parameters = parameters
+        }
+    }
+
     public struct Metadata: Codable, Sendable, Equatable {
         public var engine: String
         public var languages: [String]
@@ -107,6 +126,7 @@ public struct OCRResult: Codable, Sendable, Equatable {
         public var format: String
         public var pageCount: Int
         public var timings: Timings
+        public var steps: [Step]
     }
 }
 

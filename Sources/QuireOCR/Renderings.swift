@@ -1,15 +1,20 @@
 import Tesseract
 
-/// Tesseract renders in the pixels of the image it read, which Quire may have scaled (low-resolution
-/// scans enlarged, large photos reduced). The result is in pixels of the uploaded page; this maps a
-/// rendering's coordinates back the same way (`ResultBuilder.box`: left/top down, right/bottom up).
+/// Tesseract renders in the pixels of the image it read, which Quire may have scaled (small text
+/// enlarged, large photos reduced) and deskewed. The result is in pixels of the upright uploaded page;
+/// this maps a rendering's boxes back the same way (`ResultBuilder.box`: the box around the mapped
+/// corners, left/top down, right/bottom up, within the page); sizes scale by the same factor.
 enum Renderings {
-    static func rescale(_ text: String, _ rendering: Engine.Rendering, scale: Double) -> String {
-        guard abs(scale - 1) > 1e-9 else { return text }
-        func down(_ v: Substring) -> Int { Int((Double(v)! / scale).rounded(.down)) }
-        func up(_ v: Double) -> Int { Int((v / scale).rounded(.up)) }
+    static func map(_ text: String, _ rendering: Engine.Rendering, toPage: Affine, size: (width: Int, height: Int)) -> String {
+        guard !toPage.isIdentity else { return text }
+        let scale = 1 / toPage.lengthScale
+        func mapped(_ l: Double, _ t: Double, _ r: Double, _ b: Double) -> (Int, Int, Int, Int) {
+            let m = toPage.boundingBox(x: l, y: t, width: r - l, height: b - t)
+            let x0 = min(size.width, max(0, Int(m.x0.rounded(.down)))), y0 = min(size.height, max(0, Int(m.y0.rounded(.down))))
+            return (x0, y0, min(size.width, max(x0, Int(m.x1.rounded(.up)))), min(size.height, max(y0, Int(m.y1.rounded(.up)))))
+        }
         func near(_ v: Substring) -> String {
-            let x = Double(v)! / scale
+            let x = (Double(v) ?? 0) / scale
             return v.contains(".") ? String((x * 100).rounded() / 100) : String(Int(x.rounded()))
         }
         switch rendering {
@@ -22,21 +27,34 @@ enum Renderings {
                 guard c.count >= 12, let l = Double(c[6]), let t = Double(c[7]), let w = Double(c[8]), let h = Double(c[9]) else {
                     return String(line)
                 }
-                let x0 = down(Substring(c[6])), y0 = down(Substring(c[7]))
+                let (x0, y0, x1, y1) = mapped(l, t, l + w, t + h)
                 c[6] = String(x0); c[7] = String(y0)
-                c[8] = String(up(l + w) - x0); c[9] = String(up(t + h) - y0)
+                c[8] = String(x1 - x0); c[9] = String(y1 - y0)
                 return c.joined(separator: "\t")
             }.joined(separator: "\n")
         case .hocr:
             return text
                 .replacing(/bbox (\d+) (\d+) (\d+) (\d+)/) { m in
-                    "bbox \(down(m.1)) \(down(m.2)) \(up(Double(m.3)!)) \(up(Double(m.4)!))"
+                    let (x0, y0, x1, y1) = mapped(Double(m.1) ?? 0, Double(m.2) ?? 0, Double(m.3) ?? 0, Double(m.4) ?? 0)
+                    return "bbox \(x0) \(y0) \(x1) \(y1)"
                 }
                 .replacing(/baseline (-?[\d.]+) (-?[\d.]+)/) { m in "baseline \(m.1) \(near(m.2))" }
                 .replacing(/(x_size|x_descenders|x_ascenders) ([\d.]+)/) { m in "\(m.1) \(near(m.2))" }
                 .replacing(/scan_res (\d+) (\d+)/) { m in "scan_res \(near(m.1)) \(near(m.2))" }
         case .alto:
-            return text.replacing(/(HPOS|VPOS|WIDTH|HEIGHT)="([\d.]+)"/) { m in "\(m.1)=\"\(near(m.2))\"" }
+            // Each element's four attributes map together, as one box.
+            return text.replacing(/<[^<>]*HPOS="[^<>]*>/) { tag -> String in
+                let element = String(tag.output)
+                var found: [String: Double] = [:]
+                for m in element.matches(of: /\b(HPOS|VPOS|WIDTH|HEIGHT)="([\d.]+)"/) { found[String(m.1)] = Double(m.2) }
+                func value(_ name: String) -> Double? { found[name] }
+                guard let l = value("HPOS"), let t = value("VPOS"), let w = value("WIDTH"), let h = value("HEIGHT") else {
+                    return element.replacing(/(HPOS|VPOS|WIDTH|HEIGHT)="([\d.]+)"/) { m in "\(m.1)=\"\(near(m.2))\"" }
+                }
+                let (x0, y0, x1, y1) = mapped(l, t, l + w, t + h)
+                let values = ["HPOS": x0, "VPOS": y0, "WIDTH": x1 - x0, "HEIGHT": y1 - y0]
+                return element.replacing(/(HPOS|VPOS|WIDTH|HEIGHT)="([\d.]+)"/) { m in "\(m.1)=\"\(values[String(m.1)] ?? 0)\"" }
+            }
         }
     }
 }

@@ -4,13 +4,17 @@ import Tesseract
 /// Turns Tesseract's hierarchy into the Quire result: coordinates back at the uploaded resolution,
 /// polygons, BCP-47 languages, word breaks.
 enum ResultBuilder {
-    static func page(_ page: RecognizedPage, number: Int, size: (width: Int, height: Int), scale: Double, quarterTurns: Int, mirrored: Bool,
-                     transform: Affine, renderings: [String: String]?) -> OCRResult.Page {
+    /// - Parameters:
+    ///   - toPage: recognition pixels → upright page coordinates (undoes the scale and any deskew).
+    ///   - deskewAngle: the skew corrected before reading, degrees.
+    static func page(_ page: RecognizedPage, number: Int, size: (width: Int, height: Int), toPage: Affine, scale: Double, quarterTurns: Int,
+                     mirrored: Bool, deskewAngle corrected: Double, transform: Affine, renderings: [String: String]?) -> OCRResult.Page {
         func box(_ b: PixelBox) -> OCRResult.Box {
-            let x0 = Int((Double(b.x) / scale).rounded(.down))
-            let y0 = Int((Double(b.y) / scale).rounded(.down))
-            let x1 = Int((Double(b.x + b.width) / scale).rounded(.up))
-            let y1 = Int((Double(b.y + b.height) / scale).rounded(.up))
+            let mapped = toPage.boundingBox(x: Double(b.x), y: Double(b.y), width: Double(b.width), height: Double(b.height))
+            let x0 = min(size.width, max(0, Int(mapped.x0.rounded(.down))))
+            let y0 = min(size.height, max(0, Int(mapped.y0.rounded(.down))))
+            let x1 = min(size.width, max(x0, Int(mapped.x1.rounded(.up))))
+            let y1 = min(size.height, max(y0, Int(mapped.y1.rounded(.up))))
             return OCRResult.Box(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
         }
         func polygon(_ b: OCRResult.Box) -> [OCRResult.Point] {
@@ -18,7 +22,8 @@ enum ResultBuilder {
              .init(x: b.x + b.width, y: b.y + b.height), .init(x: b.x, y: b.y + b.height)]
         }
         func point(_ x: Int, _ y: Int) -> OCRResult.Point {
-            .init(x: Int((Double(x) / scale).rounded()), y: Int((Double(y) / scale).rounded()))
+            let p = toPage.apply(Double(x), Double(y))
+            return .init(x: Int(p.x.rounded()), y: Int(p.y.rounded()))
         }
         func languages(_ words: [RecognizedElement]) -> [String] {
             var seen: [String] = []
@@ -76,8 +81,8 @@ enum ResultBuilder {
             allWords += blockWords
         }
         // Tesseract's page iterator reports no skew outside OSD layout analysis (0 for a page turned
-        // by 3°). Measure it from the baselines instead: the median angle, in degrees, by which the
-        // lines rise to the right (turn the page clockwise by this much to level them).
+        // by 3°). Measure what is left from the baselines instead: the median angle, in degrees, by
+        // which the lines rise to the right (turn the page clockwise by this much to level them).
         var angles: [Double] = []
         for block in page.blocks {
             for paragraph in block.children {
@@ -89,7 +94,7 @@ enum ResultBuilder {
             }
         }
         angles.sort()
-        let deskewAngle = angles.isEmpty ? page.deskewAngle : angles[angles.count / 2]
+        let deskewAngle = corrected + (angles.isEmpty ? page.deskewAngle : angles[angles.count / 2])
         let width = size.width
         let height = size.height
         return OCRResult.Page(

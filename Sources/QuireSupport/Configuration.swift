@@ -27,6 +27,24 @@ public struct EnvironmentReader {
         return value
     }
 
+    public func number(_ name: String, range: ClosedRange<Double>) throws(ConfigurationError) -> Double? {
+        guard let text = string(name) else { return nil }
+        guard let value = Double(text), range.contains(value) else {
+            throw ConfigurationError(source: name, message: "'\(text)' is not a number in \(range.lowerBound)…\(range.upperBound)")
+        }
+        return value
+    }
+
+    /// `on`/`off` (also `true`/`false`, `1`/`0`, `yes`/`no`).
+    public func flag(_ name: String) throws(ConfigurationError) -> Bool? {
+        guard let text = string(name) else { return nil }
+        switch text.lowercased() {
+        case "on", "true", "1", "yes": return true
+        case "off", "false", "0", "no": return false
+        default: throw ConfigurationError(source: name, message: "'\(text)' is not on or off")
+        }
+    }
+
     public func milliseconds(_ name: String) throws(ConfigurationError) -> Milliseconds? {
         guard let value = try integer(name, range: 1...(86_400_000 * 7)) else { return nil }
         return Milliseconds(Int64(value))

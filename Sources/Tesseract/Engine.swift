@@ -115,8 +115,17 @@ public final class Engine {
         return names.sorted()
     }
 
-    /// Recognises `image` and returns the full hierarchy. The resolution must already be set on the image.
-    public func recognize(_ image: Image, segmentation: PageSegmentation) throws(TesseractError) -> RecognizedPage {
+    /// Sets one of Tesseract's parameters (`tessedit_do_invert`, `thresholding_method`, …) for every
+    /// page this engine reads from now on. False when Tesseract does not know the name or the value.
+    @discardableResult
+    public func setVariable(_ name: String, _ value: String) -> Bool {
+        TessBaseAPISetVariable(handle, name, value) != 0
+    }
+
+    /// Recognises `image` and returns the hierarchy down to words, and to symbols when `symbols` is
+    /// true (walking every symbol costs time a reader that shows words does not need). The resolution
+    /// must already be set on the image.
+    public func recognize(_ image: Image, segmentation: PageSegmentation, symbols: Bool = true) throws(TesseractError) -> RecognizedPage {
         TessBaseAPISetPageSegMode(handle, TessPageSegMode(rawValue: UInt32(segmentation.rawValue)))
         TessBaseAPISetImage2(handle, image.pix)
         let dpi = image.resolution
@@ -187,12 +196,12 @@ public final class Engine {
             var line = paragraph.children.removeLast()
             if wordStart || line.children.isEmpty { line.children.append(element(RIL_WORD)) }
             var word = line.children.removeLast()
-            word.children.append(element(RIL_SYMBOL))
+            if symbols { word.children.append(element(RIL_SYMBOL)) }
             line.children.append(word)
             paragraph.children.append(line)
             block.children.append(paragraph)
             blocks.append(block)
-        } while TessResultIteratorNext(iterator, RIL_SYMBOL) != 0
+        } while TessResultIteratorNext(iterator, symbols ? RIL_SYMBOL : RIL_WORD) != 0
         // Drop elements Tesseract reports without any text (image blocks, noise).
         page.blocks = blocks.compactMap(Self.pruned)
         return page

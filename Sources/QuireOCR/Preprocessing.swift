@@ -1,0 +1,408 @@
+import Foundation
+import QuireSupport
+import QuireWire
+import Tesseract
+
+/// The steps between the decoded file and the engine, each kept only where the real-image benchmark
+/// (`quire bench ocr`, docs/ocr.md) said it helps: text-size scaling, orientation, deskew, light,
+/// and the choice of page segmentation. Every step is recorded in the result's `metadata.steps`.
+extension Recognizer {
+    /// A page decoded, turned upright by its EXIF orientation, in grey and scaled for its text size.
+    struct Prepared {
+        var image: Image
+        /// Recognition pixels per uploaded pixel.
+        var scale: Double
+        var quarterTurns: Int
+        var mirrored: Bool
+        /// Upright page coordinates (uploaded resolution) → stored pixel grid.
+        var toStored: Affine
+        var steps: [OCRResult.Step]
+        /// Whether the upright page has columns side by side (nil: not measured).
+        var columns: Bool?
+    }
+
+    /// A page ready for the engine, and how its pixels map back.
+    struct PreparedPage {
+        var image: Image
+        /// Recognition pixels → upright page coordinates at the uploaded resolution.
+        var toPage: Affine
+        /// Upright page coordinates → stored pixel grid of the uploaded file.
+        var toStored: Affine
+        /// The upright page at the uploaded resolution.
+        var size: (width: Int, height: Int)
+        /// EXIF and detected quarter turns together.
+        var quarterTurns: Int
+        /// The skew corrected before reading, degrees (the page was turned clockwise by this much).
+        var deskewAngle: Double
+    }
+
+    /// The median height of the page's glyphs in uploaded pixels, measured on a copy of at most
+    /// ``OCRConfiguration/textSizeProbePixels`` turned upright; nil when too few glyphs are found.
+    /// Returns the full decode too when it had to make one (JPEG is probed from a cheap reduced decode).
+    func glyphHeight(_ bytes: [UInt8], header: Image.Header, page: Int, exif: Int) throws(ImageError) -> (Double?, Bool?, Image?) {
+        let pixels = Double(header.width * header.height)
+        let probeScale = min(1, (Double(configuration.textSizeProbePixels) / pixels).squareRoot())
+        var full: Image?
+        var probe: Image
+        if header.format == .jpeg {
+            var reduction = 1
+            while reduction < 8 && 1.0 / Double(reduction * 2) >= probeScale { reduction *= 2 }
+            probe = try Image.decode(bytes, format: .jpeg, page: page, jpegReduction: reduction).grey()
+            if reduction == 1 { full = probe }
+        } else {
+            let decoded = try Image.decode(bytes, format: header.format, page: page)
+            full = decoded
+            probe = try decoded.grey()
+        }
+        let factor = probeScale * Double(header.width) / Double(probe.width)
+        if abs(factor - 1) > 0.01 { probe = try probe.scaled(by: factor) }
+        let uploadedPerProbe = Double(header.width) / Double(probe.width)
+        // Glyphs are measured upright: a sideways page's glyph heights are its glyphs' widths.
+        let turns = EXIFOrientation.correction(for: exif).quarterTurns
+        if turns % 2 == 1 { probe = try probe.rotated(quarterTurns: turns) }
+        let glyphs = try probe.glyphBoxes()
+        let heights = glyphs.map(\.height).sorted()
+        guard heights.count >= 12 else { return (nil, nil, full) }
+        let median = Double(heights[heights.count / 2])
+        return (median * uploadedPerProbe, Self.hasColumns(glyphs, glyphHeight: median), full)
+    }
+
+    /// The factor that brings glyphs of `height` uploaded pixels to the size Tesseract reads best.
+    func textScale(glyphHeight height: Double?, mode: OCRRequest.Mode) -> Double {
+        guard let height, height > 0 else { return 1 }
+        if height < configuration.smallGlyphHeight {
+            return min(configuration.maxUpscale, configuration.targetGlyphHeight / height)
+        }
+        // Sparse text (a sign with a small caption) has no typical size: the median is the large
+        // text, and scaling to it lost the small words (90% found at full size, 67% at ×0.5).
+        if height > configuration.largeGlyphHeight, mode != .text {
+            return max(0.2, configuration.targetGlyphHeight / height)
+        }
+        return 1
+    }
+
+    func prepare(_ bytes: [UInt8], header: Image.Header, page: Int, exif: Int, request: OCRRequest, engine: Engine) throws(WireError) -> Prepared {
+        do throws(ImageError) {
+            let pixels = header.width * header.height
+            let mode = request.mode ?? .document
+            var steps: [OCRResult.Step] = []
+            var scale = 1.0
+            var decoded: Image?
+            var columns: Bool?
+            if configuration.textScaling || configuration.chooseSegmentation {
+                let started = Instant.now()
+                let (height, hasColumns, full) = try glyphHeight(bytes, header: header, page: page, exif: exif)
+                decoded = full
+                columns = hasColumns
+                scale = configuration.textScaling ? textScale(glyphHeight: height, mode: mode) : 1
+                var parameters: [String: Double] = ["targetGlyphHeight": configuration.targetGlyphHeight, "ms": started.millisecondsSince]
+                if let height { parameters["glyphHeight"] = height }
+                steps.append(.init(step: "scale", applied: abs(scale - 1) > 0.01, parameters: parameters))
+            }
+            if Double(pixels) * scale * scale > Double(configuration.maxRecognitionPixels) {
+                scale = (Double(configuration.maxRecognitionPixels) / Double(pixels)).squareRoot()
+            }
+            // A JPEG can be decoded at 1/2, 1/4 or 1/8 size for a fraction of the cost.
+            var reduction = 1
+            if header.format == .jpeg, decoded == nil {
+                while reduction < 8 && 1.0 / Double(reduction * 2) >= scale { reduction *= 2 }
+            }
+            var image: Image
+            if let decoded { image = decoded } else {
+                image = try Image.decode(bytes, format: header.format, page: page, jpegReduction: reduction)
+            }
+            let fileDPI = image.resolution * reduction
+            image = try image.grey()
+            let uploadedWidth = Double(header.width)
+            let factor = scale * uploadedWidth / Double(image.width)
+            if abs(factor - 1) > 0.01 { image = try image.scaled(by: factor) }
+            let actualScale = Double(image.width) / uploadedWidth
+            if let index = steps.firstIndex(where: { $0.step == "scale" }) { steps[index].parameters["factor"] = (actualScale * 1_000).rounded() / 1_000 }
+            let (turns, mirror) = EXIFOrientation.correction(for: exif)
+            // Transform from stored (at uploaded resolution) to upright, then invert.
+            let storedWidth = uploadedWidth, storedHeight = Double(header.height)
+            var toUpright = Affine.rotation(quarterTurns: turns, width: storedWidth, height: storedHeight)
+            if turns != 0 { image = try image.rotated(quarterTurns: turns) }
+            if mirror {
+                let uprightWidth = turns % 2 == 1 ? storedHeight : storedWidth
+                toUpright = toUpright.then(.mirror(width: uprightWidth))
+                image = try image.flippedHorizontally()
+            }
+            // Tesseract's resolution: what the request or the file says, at the scale read. Text
+            // brought to the target size reads as 300 dpi print; with no resolution at all Tesseract
+            // estimates it from the text, as the CLI does (told 300 dpi, it takes sign-sized letters
+            // for pictures and reads nothing).
+            let declared = request.dpi ?? ((70...2_400).contains(fileDPI) ? fileDPI : 0)
+            if abs(actualScale - 1) > 0.01 && actualScale > 1 {
+                image.setResolution(declared > 0 ? Int((Double(declared) * actualScale).rounded()) : 300)
+            } else {
+                image.setResolution(declared > 0 ? Int((Double(declared) * actualScale).rounded()) : 0)
+            }
+            return Prepared(image: image, scale: actualScale, quarterTurns: turns, mirrored: mirror, toStored: toUpright.inverse, steps: steps,
+                            columns: columns)
+        } catch {
+            throw Self.wire(error)
+        }
+    }
+
+    /// Quarter turns, deskew and light, in that order, on the prepared page.
+    func preprocess(_ prepared: Prepared, header: Image.Header, mode: OCRRequest.Mode, turns: Int,
+                    steps: inout [OCRResult.Step]) throws(WireError) -> PreparedPage {
+        do throws(ImageError) {
+            var image = prepared.image
+            var quarterTurns = prepared.quarterTurns
+            var toStored = prepared.toStored
+            let dpi = image.resolution
+            // Quarter turns found by orientation detection (see `readPage`), applied before the deskew.
+            if turns != 0 {
+                // The page as EXIF left it, at the uploaded resolution (exact, not from scaled pixels).
+                let sideways = prepared.quarterTurns % 2 == 1
+                let before = Affine.rotation(quarterTurns: turns,
+                                             width: Double(sideways ? header.height : header.width),
+                                             height: Double(sideways ? header.width : header.height))
+                image = try image.rotated(quarterTurns: turns)
+                image.setResolution(dpi)
+                toStored = before.inverse.then(toStored)
+                quarterTurns += turns
+            }
+            let sideways = quarterTurns % 2 == 1
+            let size = (width: sideways ? header.height : header.width, height: sideways ? header.width : header.height)
+            // Upright page → recognition pixels: the scale, then any deskew.
+            var forward = Affine(a: prepared.scale, b: 0, c: 0, d: 0, e: prepared.scale, f: 0)
+            var deskewAngle = 0.0
+            if mode != .line && configuration.deskew {
+                let started = Instant.now()
+                let found = try image.skew(range: configuration.maxSkew)
+                let angle = found?.degrees ?? 0
+                let confidence = found?.confidence ?? 0
+                let apply = confidence >= configuration.skewConfidence && abs(angle) >= configuration.minSkew
+                steps.append(.init(step: "deskew", applied: apply, parameters: [
+                    "angle": (angle * 100).rounded() / 100, "confidence": (confidence * 100).rounded() / 100,
+                    "minConfidence": configuration.skewConfidence, "minAngle": configuration.minSkew, "ms": started.millisecondsSince,
+                ]))
+                if apply {
+                    let (turned, grown) = try image.rotated(degrees: angle)
+                    forward = forward.then(.turn(degrees: angle, aboutX: Double(image.width) / 2, y: Double(image.height) / 2,
+                                                 shiftX: Double(grown.x), y: Double(grown.y)))
+                    image = turned
+                    image.setResolution(dpi)
+                    deskewAngle = angle
+                }
+            }
+            if configuration.evenLight {
+                let started = Instant.now()
+                let spread = try image.backgroundSpread()
+                let apply = spread >= configuration.unevenLightSpread
+                steps.append(.init(step: "light", applied: apply, parameters: [
+                    "backgroundSpread": Double(spread), "minSpread": Double(configuration.unevenLightSpread), "ms": started.millisecondsSince,
+                ]))
+                if apply {
+                    image = try image.normalisedBackground()
+                    image.setResolution(dpi)
+                }
+            }
+            return PreparedPage(image: image, toPage: forward.inverse, toStored: toStored, size: size, quarterTurns: quarterTurns,
+                                deskewAngle: deskewAngle)
+        } catch {
+            throw Self.wire(error)
+        }
+    }
+
+    /// Tesseract's page segmentation for the mode; for documents, one block when the page has a single
+    /// column (a receipt, a letter: 83% of the receipts' dates found against 74% with the full layout
+    /// analysis), the full analysis when columns stand side by side or it cannot tell (a page turned
+    /// after it was measured).
+    func chooseSegmentation(columns: Bool?, mode: OCRRequest.Mode, steps: inout [OCRResult.Step]) -> PageSegmentation {
+        switch mode {
+        case .text: return .sparse
+        case .line: return .singleLine
+        case .document:
+            guard configuration.chooseSegmentation else { return .auto }
+            let segmentation: PageSegmentation = columns == false ? .singleBlock : .auto
+            var parameters = ["psm": Double(segmentation.rawValue)]
+            if let columns { parameters["columns"] = columns ? 2 : 1 }
+            steps.append(.init(step: "segmentation", applied: true, parameters: parameters))
+            return segmentation
+        }
+    }
+
+    /// Whether the glyphs stand in columns side by side: a vertical band at least 1.5 glyphs wide in
+    /// the middle of the text that (almost) no glyph crosses, with a good share of the text on each
+    /// side. A receipt's prices stand apart too, but its headings cross the gap and the prices are
+    /// too little text to be a column.
+    static func hasColumns(_ glyphs: [PixelBox], glyphHeight: Double) -> Bool {
+        guard glyphs.count >= 50, let left = glyphs.map(\.x).min(), let right = glyphs.map({ $0.x + $0.width }).max() else { return false }
+        let bin = max(1, Int(glyphHeight / 2))
+        let bins = (right - left) / bin + 1
+        guard bins >= 8 else { return false }
+        var coverage = [Double](repeating: 0, count: bins)
+        for g in glyphs {
+            for b in ((g.x - left) / bin)...min(bins - 1, (g.x + g.width - 1 - left) / bin) { coverage[b] += Double(g.height) }
+        }
+        guard let peak = coverage.max(), peak > 0 else { return false }
+        let total = coverage.reduce(0, +)
+        let empty = coverage.map { $0 <= 0.06 * peak }
+        let needed = max(2, Int((1.5 * glyphHeight / Double(bin)).rounded(.up)))
+        var start = Int(Double(bins) * 0.2)
+        let end = Int(Double(bins) * 0.8)
+        while start < end {
+            guard empty[start] else { start += 1; continue }
+            var stop = start
+            while stop < bins, empty[stop] { stop += 1 }
+            if stop - start >= needed {
+                let before = coverage[..<start].reduce(0, +), after = coverage[stop...].reduce(0, +)
+                if before >= 0.25 * total && after >= 0.25 * total { return true }
+            }
+            start = stop
+        }
+        return false
+    }
+}
+
+extension Recognizer {
+    /// One page read.
+    struct PageRead {
+        var page: OCRResult.Page
+        var steps: [OCRResult.Step]
+        var prepareSeconds: Double
+        var recognizeSeconds: Double
+    }
+
+    /// Prepares, reads and builds one page. Orientation is checked after reading, where it costs
+    /// nothing for upright pages: a page read with low confidence is shown to orientation detection,
+    /// and when it says the page is turned, it is turned and read again, and the better read is kept.
+    func readPage(_ bytes: [UInt8], header: Image.Header, number: Int, exif: Int, request: OCRRequest, mode: OCRRequest.Mode,
+                  outputs: Set<OCRRequest.Output>, engine: Engine) throws(WireError) -> PageRead {
+        let t0 = Instant.now()
+        let prepared = try prepare(bytes, header: header, page: number - 1, exif: exif, request: request, engine: engine)
+        var steps = prepared.steps
+        var prepareSeconds = Instant.now().seconds(since: t0)
+        var recognizeSeconds = 0.0
+
+        func attempt(turns: Int, steps: inout [OCRResult.Step]) throws(WireError) -> (PreparedPage, RecognizedPage, [String: String], Double) {
+            let t1 = Instant.now()
+            let page = try preprocess(prepared, header: header, mode: mode, turns: turns, steps: &steps)
+            // A page turned or deskewed after it was measured is read with the full layout analysis.
+            let segmentation = chooseSegmentation(columns: turns == 0 && page.deskewAngle == 0 ? prepared.columns : nil, mode: mode, steps: &steps)
+            let t2 = Instant.now()
+            let recognized: RecognizedPage
+            do { recognized = try engine.recognize(page.image, segmentation: segmentation, symbols: request.symbols ?? true) } catch {
+                throw WireError(.engineFailure, error.message)
+            }
+            var renderings: [String: String] = [:]
+            for output in outputs where output != .result {
+                if let rendering = Engine.Rendering(rawValue: output.rawValue) {
+                    renderings[output.rawValue] = Renderings.map(engine.render(rendering, pageNumber: number - 1), rendering,
+                                                                 toPage: page.toPage, size: page.size)
+                }
+            }
+            prepareSeconds += t2.seconds(since: t1)
+            recognizeSeconds += Instant.now().seconds(since: t2)
+            return (page, recognized, renderings, Self.meanConfidence(recognized))
+        }
+
+        // Asked for explicitly, orientation is detected before reading, and a confident answer is
+        // trusted (one read, not two).
+        var firstTurns = 0
+        if request.autoOrientation == true, let osd = orientationEngine() {
+            let started = Instant.now()
+            if let guess = osd.detectOrientation(prepared.image), guess.rotation != 0, guess.confidence >= configuration.trustedOrientationConfidence {
+                firstTurns = guess.rotation / 90
+                steps.append(.init(step: "orientation", applied: true, parameters: [
+                    "rotation": Double(guess.rotation), "confidence": (guess.confidence * 100).rounded() / 100,
+                    "minConfidence": configuration.trustedOrientationConfidence, "ms": started.millisecondsSince,
+                ]))
+            }
+            engine.clear()
+            prepareSeconds += Instant.now().seconds(since: started)
+        }
+        var (page, recognized, renderings, confidence) = try attempt(turns: firstTurns, steps: &steps)
+        let detect = request.autoOrientation ?? (mode == .document && configuration.detectOrientation)
+        if detect, firstTurns == 0, confidence < configuration.orientationCheckBelow, let osd = orientationEngine() {
+            let started = Instant.now()
+            let guess = osd.detectOrientation(page.image)
+            engine.clear()
+            let turns = (guess?.confidence ?? 0) >= configuration.orientationConfidence ? (guess?.rotation ?? 0) / 90 : 0
+            var parameters: [String: Double] = ["minConfidence": configuration.orientationConfidence, "readConfidence": (confidence * 100).rounded() / 100,
+                                                "ms": started.millisecondsSince]
+            if let guess { parameters["rotation"] = Double(guess.rotation); parameters["confidence"] = (guess.confidence * 100).rounded() / 100 }
+            prepareSeconds += Instant.now().seconds(since: started)
+            var applied = false
+            // OSD on small print often knows the page is sideways but not which way: when its turn
+            // reads no better, the opposite quarter turn is tried too.
+            var candidates = turns == 0 ? [] : [turns]
+            if turns % 2 == 1 { candidates.append(4 - turns) }
+            for candidate in candidates {
+                var turnedSteps: [OCRResult.Step] = []
+                let turned = try attempt(turns: candidate, steps: &turnedSteps)
+                parameters["turnedConfidence"] = (turned.3 * 100).rounded() / 100
+                // Kept only when clearly better: a wrong turn reads garbage with a similar confidence.
+                if turned.3 >= confidence + configuration.orientationGain {
+                    (page, recognized, renderings, confidence) = turned
+                    steps = steps.filter { $0.step == "scale" } + turnedSteps
+                    parameters["rotation"] = Double(candidate * 90)
+                    applied = true
+                    break
+                }
+            }
+            steps.append(.init(step: "orientation", applied: applied, parameters: parameters))
+        }
+        engine.clear()
+        if mode == .document && configuration.dropNoiseWords {
+            let (filtered, dropped) = NoiseFilter.filter(recognized, maxConfidence: configuration.noiseConfidence)
+            recognized = filtered
+            steps.append(.init(step: "noise", applied: dropped > 0, parameters: [
+                "wordsDropped": Double(dropped), "maxConfidence": configuration.noiseConfidence,
+            ]))
+        }
+        let built = ResultBuilder.page(recognized, number: number, size: page.size, toPage: page.toPage, scale: prepared.scale,
+                                       quarterTurns: page.quarterTurns, mirrored: prepared.mirrored, deskewAngle: page.deskewAngle,
+                                       transform: page.toStored, renderings: renderings.isEmpty ? nil : renderings)
+        return PageRead(page: built, steps: steps, prepareSeconds: prepareSeconds, recognizeSeconds: recognizeSeconds)
+    }
+
+    /// The mean confidence of the words read, 0…1 (0 when nothing was read).
+    static func meanConfidence(_ page: RecognizedPage) -> Double {
+        var sum = 0.0, count = 0
+        for block in page.blocks {
+            for paragraph in block.children {
+                for line in paragraph.children {
+                    for word in line.children {
+                        if let c = word.confidence { sum += c; count += 1 }
+                    }
+                }
+            }
+        }
+        return count == 0 ? 0 : sum / Double(count)
+    }
+}
+
+extension Instant {
+    /// Milliseconds from this instant to now, to a tenth.
+    var millisecondsSince: Double { (Instant.now().seconds(since: self) * 10_000).rounded() / 10 }
+}
+
+extension Affine {
+    /// Turning by `degrees` clockwise (image coordinates, y down) about (x, y), then shifting by
+    /// (shiftX, shiftY): what `Image.rotated(degrees:)` does to its pixels.
+    static func turn(degrees: Double, aboutX x: Double, y: Double, shiftX: Double, y shiftY: Double) -> Affine {
+        let r = degrees * .pi / 180
+        let cos = Foundation.cos(r), sin = Foundation.sin(r)
+        // p' = R (p - c) + c + shift
+        return Affine(a: cos, b: -sin, c: x - cos * x + sin * y + shiftX,
+                      d: sin, e: cos, f: y - sin * x - cos * y + shiftY)
+    }
+
+    func apply(_ x: Double, _ y: Double) -> (x: Double, y: Double) { (a * x + b * y + c, d * x + e * y + f) }
+
+    /// The axis-aligned box around the image of a rectangle.
+    func boundingBox(x: Double, y: Double, width: Double, height: Double) -> (x0: Double, y0: Double, x1: Double, y1: Double) {
+        let corners = [apply(x, y), apply(x + width, y), apply(x + width, y + height), apply(x, y + height)]
+        return (corners.map(\.x).min()!, corners.map(\.y).min()!, corners.map(\.x).max()!, corners.map(\.y).max()!)
+    }
+
+    /// The factor by which lengths change (the scale part of a scale-and-turn map).
+    var lengthScale: Double { (a * a + d * d).squareRoot() }
+
+    var isIdentity: Bool { self == .identity }
+}

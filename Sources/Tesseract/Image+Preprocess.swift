@@ -1,0 +1,172 @@
+internal import CTesseract
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The preprocessing steps Leptonica does for the OCR pipeline: grey conversion, measuring the text,
+/// finding and correcting skew, evening out the light. Each returns a new image; the receiver is
+/// left as it was.
+extension Image {
+    /// Samples per pixel (4 when the image has an alpha channel).
+    public var samplesPerPixel: Int { Int(pixGetSpp(pix)) }
+
+    /// The image as 8-bit grey. Transparent pixels become white first (a PNG whose background is
+    /// transparent black would otherwise read as black paper).
+    public func grey() throws(ImageError) -> Image {
+        if depth == 8, pixGetColormap(pix) == nil { return try copy() }
+        var source = pix
+        var blended: UnsafeMutablePointer<PIX>?
+        if depth == 32, samplesPerPixel == 4 {
+            blended = pixAlphaBlendUniform(pix, 0xFFFF_FF00)
+            if let blended { source = blended }
+        }
+        defer { if blended != nil { pixDestroy(&blended) } }
+        guard let out = pixConvertTo8(source, 0) else { throw ImageError(.internalFailure, "grey conversion failed") }
+        pixCopyResolution(out, pix)
+        return Image(owning: out)
+    }
+
+    /// Black text on white as 1 bpp, by Otsu's threshold over the whole image.
+    func binary() throws(ImageError) -> Image {
+        let grey = depth == 8 && pixGetColormap(pix) == nil ? self : try self.grey()
+        guard let histogram = pixGetGrayHistogram(grey.pix, max(1, Int32((Double(width * height) / 1_000_000).squareRoot()))) else {
+            throw ImageError(.internalFailure, "grey histogram failed")
+        }
+        var numa: UnsafeMutablePointer<NUMA>? = histogram
+        defer { numaDestroy(&numa) }
+        var counts = [Double](repeating: 0, count: 256)
+        for value in 0..<256 {
+            var count: Float = 0
+            if numaGetFValue(histogram, Int32(value), &count) == 0 { counts[value] = Double(count) }
+        }
+        let threshold = Self.otsu(counts)
+        // pixThresholdToBinary: pixels below the threshold become foreground (black).
+        guard let out = pixThresholdToBinary(grey.pix, Int32(threshold + 1)) else { throw ImageError(.internalFailure, "binarisation failed") }
+        return Image(owning: out)
+    }
+
+    /// Otsu's threshold for a 256-bin histogram: the grey level that best splits it in two classes.
+    static func otsu(_ counts: [Double]) -> Int {
+        let total = counts.reduce(0, +)
+        guard total > 0 else { return 127 }
+        let sum = counts.enumerated().reduce(0.0) { $0 + Double($1.offset) * $1.element }
+        var weightBelow = 0.0, sumBelow = 0.0, best = -1.0, threshold = 127
+        for level in 0..<255 {
+            weightBelow += counts[level]
+            sumBelow += Double(level) * counts[level]
+            let weightAbove = total - weightBelow
+            guard weightBelow > 0, weightAbove > 0 else { continue }
+            let meanBelow = sumBelow / weightBelow, meanAbove = (sum - sumBelow) / weightAbove
+            let between = weightBelow * weightAbove * (meanBelow - meanAbove) * (meanBelow - meanAbove)
+            if between > best { best = between; threshold = level }
+        }
+        return threshold
+    }
+
+    /// The boxes of the connected components that look like glyphs (pixels of this image): not
+    /// specks, not rules, not pictures. Found on a binarised copy.
+    public func glyphBoxes() throws(ImageError) -> [PixelBox] {
+        let binary = try binary()
+        guard let boxa = pixConnCompBB(binary.pix, 8) else { return [] }
+        var boxes: UnsafeMutablePointer<BOXA>? = boxa
+        defer { boxaDestroy(&boxes) }
+        let count = Int(boxaGetCount(boxa))
+        // A page with a dark background reads as one huge component: nothing to measure.
+        guard count >= 1 else { return [] }
+        var glyphs: [PixelBox] = []
+        glyphs.reserveCapacity(count)
+        let tallest = max(8, height / 4)
+        for index in 0..<count {
+            var x: Int32 = 0, y: Int32 = 0, w: Int32 = 0, h: Int32 = 0
+            guard boxaGetBoxGeometry(boxa, Int32(index), &x, &y, &w, &h) == 0 else { continue }
+            // Glyphs are at least 4 px high, at most three times as wide as high (ligatures, "m"),
+            // at most 6 times as high as wide ("l", "1" are thin but not rules).
+            if h >= 4, h <= tallest, w <= 3 * h, h <= 8 * max(1, w) {
+                glyphs.append(PixelBox(x: Int(x), y: Int(y), width: Int(w), height: Int(h)))
+            }
+        }
+        return glyphs
+    }
+
+    /// The skew of the text lines, in degrees (positive: the lines fall to the right, so the page must
+    /// turn counter-clockwise to level them), and Leptonica's confidence in it (about 3 or more is a
+    /// clear answer). nil when no skew can be measured (a blank page).
+    ///
+    /// - Parameter range: the largest skew looked for, in degrees either way.
+    public func skew(range: Double) throws(ImageError) -> (degrees: Double, confidence: Double)? {
+        let binary = try binary()
+        var angle: Float = 0, confidence: Float = 0
+        // Sweep at a quarter of the size in 1° steps over the range, then a binary search at half size
+        // down to 0.01°: Leptonica's own defaults for pixFindSkew, with the range widened.
+        let reduction: Int32 = binary.width >= 1_200 ? 4 : (binary.width >= 600 ? 2 : 1)
+        let ok = pixFindSkewSweepAndSearch(binary.pix, &angle, &confidence, reduction, max(1, reduction / 2),
+                                           Float(range), 1, 0.01)
+        guard ok == 0 else { return nil }
+        return (Double(angle), Double(confidence))
+    }
+
+    /// Turned by `degrees` about its centre (positive: clockwise), on a canvas large enough that no
+    /// corner is cut off, the new area white. Returns the image and the offset of the old canvas'
+    /// centre to the new one (the new canvas is larger by twice that).
+    public func rotated(degrees: Double) throws(ImageError) -> (image: Image, grownBy: (x: Int, y: Int)) {
+        let radians = Float(degrees * .pi / 180)
+        // Leptonica embeds the image in a larger canvas first when it is given its own size.
+        guard let out = pixRotate(pix, radians, Int32(L_ROTATE_AREA_MAP), Int32(L_BRING_IN_WHITE),
+                                  Int32(width), Int32(height)) else {
+            throw ImageError(.internalFailure, "rotation by \(degrees)° failed")
+        }
+        pixCopyResolution(out, pix)
+        let image = Image(owning: out)
+        return (image, ((image.width - width) / 2, (image.height - height) / 2))
+    }
+
+    /// The background (paper) brought to an even white, for pages lit unevenly: a photo with a
+    /// shadow, a scan with a dark fold. 8-bit grey in and out.
+    public func normalisedBackground() throws(ImageError) -> Image {
+        let grey = depth == 8 && pixGetColormap(pix) == nil ? self : try self.grey()
+        guard let out = pixBackgroundNormSimple(grey.pix, nil, nil) else {
+            throw ImageError(.internalFailure, "background normalisation failed")
+        }
+        pixCopyResolution(out, pix)
+        return Image(owning: out)
+    }
+
+    /// How unevenly the page is lit: the spread of the paper's brightness between the brightest and
+    /// darkest parts of a coarse grid, 0 (even) … 255. Measured on the grey image's tile maxima.
+    public func backgroundSpread(tiles: Int = 8) throws(ImageError) -> Int {
+        let grey = depth == 8 && pixGetColormap(pix) == nil ? self : try self.grey()
+        guard let data = pixGetData(grey.pix) else { return 0 }
+        let wpl = Int(pixGetWpl(grey.pix))
+        let tileW = max(1, width / tiles), tileH = max(1, height / tiles)
+        var brightest: [Int] = []
+        for ty in 0..<tiles {
+            for tx in 0..<tiles {
+                // The paper in a tile: the 90th percentile of a sample of its pixels.
+                var histogram = [Int](repeating: 0, count: 256)
+                var samples = 0
+                var y = ty * tileH
+                while y < min(height, (ty + 1) * tileH) {
+                    let row = data + y * wpl
+                    var x = tx * tileW
+                    while x < min(width, (tx + 1) * tileW) {
+                        // GET_DATA_BYTE: bytes are in big-endian order within each 32-bit word.
+                        let word = row[x >> 2]
+                        let value = Int((word >> UInt32(8 * (3 - (x & 3)))) & 0xFF)
+                        histogram[value] += 1
+                        samples += 1
+                        x += 3
+                    }
+                    y += 3
+                }
+                guard samples > 0 else { continue }
+                var seen = 0
+                for value in stride(from: 255, through: 0, by: -1) {
+                    seen += histogram[value]
+                    if seen * 10 >= samples { brightest.append(value); break }
+                }
+            }
+        }
+        guard let high = brightest.max(), let low = brightest.min() else { return 0 }
+        return high - low
+    }
+}
