@@ -55,6 +55,7 @@ let package = Package(
         .testTarget(name: "QuireStatsTests", dependencies: ["QuireStats", "QuireMonitor", "QuireSupport"]),
         .testTarget(name: "QuireTokensTests", dependencies: ["QuireTokens", "QuireWire", "QuireSupport"]),
         .testTarget(name: "QuireOCRTests", dependencies: ["QuireOCR", "QuireWire", "Tesseract"]),
+        .testTarget(name: "QuireBenchTests", dependencies: ["QuireBench"]),
         .testTarget(
             name: "QuireEndToEndTests",
             dependencies: ["quire", "QuireClient", "QuireWire", "ZeroMQ"]

@@ -34,7 +34,7 @@ public struct OCRBenchOptions: Sendable, Equatable {
     public var noScaling = false {
         didSet {
             guard noScaling else { return }
-            configuration.textSizeProbePixels = .max
+            configuration.textScaling = false
             configuration.maxRecognitionPixels = .max
         }
     }
@@ -159,6 +159,9 @@ public struct OCRBenchReport: Sendable, Codable, Equatable {
     public var recognitionScales: [Double]
     /// `--no-scaling`: the policy was switched off, every image read at its own size.
     public var scalingDisabled: Bool
+    /// Accuracy against NAME.gt.txt (and NAME.key.json) of Quire (its one-in-flight replies) and the
+    /// CLI: all images first ("all"), then per group when there is more than one.
+    public var accuracy: [OCRAccuracyRow] = []
     /// Files left out before measuring and images that failed in a run (at most 50).
     public var problems: [OCRBenchProblem]
     /// Files in the folder that are not images (skipped without a word).
@@ -185,6 +188,19 @@ public struct OCRBenchReport: Sendable, Codable, Equatable {
             if r.emptyResults > 0 { found += " (\(r.emptyResults) empty)" }
             cells += [found, twoDecimals(r.cpuCores), twoDecimals(r.otherCores)]
             lines.append("| " + cells.joined(separator: " | ") + " |")
+        }
+        if !accuracy.isEmpty {
+            lines.append("")
+            lines.append("| group | images | CER Quire | CER CLI | word error Quire | word error CLI | date found Quire / CLI | total found Quire / CLI |")
+            lines.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+            func percent(_ v: Double?) -> String { v.map { oneDecimal($0) + " %" } ?? "–" }
+            for row in accuracy {
+                let n = row.quire?.images ?? row.cli?.images ?? 0
+                lines.append("| \(row.group) | \(n) | \(percent(row.quire?.cerPercent)) | \(percent(row.cli?.cerPercent)) | "
+                    + "\(percent(row.quire?.wordErrorPercent)) | \(percent(row.cli?.wordErrorPercent)) | "
+                    + "\(percent(row.quire?.datePercent)) / \(percent(row.cli?.datePercent)) | "
+                    + "\(percent(row.quire?.totalPercent)) / \(percent(row.cli?.totalPercent)) |")
+            }
         }
         lines.append("")
         let megabytes = Double(imageBytes) / 1_000_000
@@ -242,6 +258,13 @@ public struct OCRBenchReport: Sendable, Codable, Equatable {
             lines.append("Words found: the share of the words of each image's NAME.gt.txt found in the text read (as a bag of "
                 + "words, averaged over the images); (n empty): images read as no text at all. Images/s at no accuracy mean little.")
         }
+        if !accuracy.isEmpty {
+            lines.append("Accuracy (means over the images, lower is better for the errors): CER is the edit distance to NAME.gt.txt "
+                + "with white space folded, over its length (reading order counts); word error is order-independent: the "
+                + "words as case-folded bags, max(missing, extra) over the truth's words; date and total found: NAME.key.json's "
+                + "values appear in the text (white space ignored, case-folded). Quire from its one-in-flight replies, the CLI "
+                + "from its stdout.")
+        }
         lines.append("Cores used: CPU time of this process (and of the tesseract processes) over wall time while "
             + "measuring; others' cores: the rest of the machine's busy (and stolen) CPU time meanwhile, from /proc/stat. "
             + "Figures taken while others used a sizeable share of the \(machine.processors) processors are not to be trusted.")
@@ -283,6 +306,7 @@ public final class OCRBenchmark: Sendable {
     private let logger: Logger
     private let progress: @Sendable (String) -> Void
     private let cliProcesses = PIDRegistry()
+    private let manifestCache = Locked<[String: String]?>(nil)
 
     public init(options: OCRBenchOptions, logger: Logger, progress: @escaping @Sendable (String) -> Void = { _ in }) {
         self.options = options
@@ -302,6 +326,12 @@ public final class OCRBenchmark: Sendable {
         let bytes: [UInt8]
         /// The words of NAME.gt.txt (or FILE.gt.txt) next to the image, normalised, when there is one.
         let truth: [String]?
+        /// NAME.gt.txt as it is.
+        var truthText: String? = nil
+        /// NAME.key.json's string members (`date`, `total`, …), for receipts.
+        var keyFields: [String: String] = [:]
+        /// The subfolder it is in, or its group in the folder's manifest.tsv, or "" for none.
+        var group: String = ""
         let format: ImageFormat
         let width: Int
         let height: Int
@@ -465,6 +495,20 @@ public final class OCRBenchmark: Sendable {
         var breakdown = Self.breakdown(replies)
         breakdown?.jsonEncodeMs = raw.medianEncodeMilliseconds()
 
+        // Accuracy: Quire's one-in-flight replies (the full result's text) and the CLI's stdout.
+        let quireTexts = total(.quireOne).texts, cliTexts = total(.cli).texts
+        var groups: [String] = []
+        for image in images where !groups.contains(image.group) { groups.append(image.group) }
+        var accuracy: [OCRAccuracyRow] = []
+        for group in (groups.count > 1 ? ["all"] : []) + groups {
+            let indices = images.indices.filter { group == "all" || images[$0].group == group }
+            let quireScore = AccuracyScore.score(quireTexts, images: images, indices: indices)
+            let cliScore = cli == nil ? nil : AccuracyScore.score(cliTexts, images: images, indices: indices)
+            if quireScore != nil || cliScore != nil {
+                accuracy.append(OCRAccuracyRow(group: group.isEmpty ? "all" : group, quire: quireScore, cli: cliScore))
+            }
+        }
+
         let largest = images.max { $0.width * $0.height < $1.width * $1.height }!
         var formats: [String] = []
         for image in images where !formats.contains(image.format.rawValue) { formats.append(image.format.rawValue) }
@@ -479,7 +523,7 @@ public final class OCRBenchmark: Sendable {
             rows: rows.map(\.1), breakdown: breakdown,
             passes: passes.count, noisyPasses: passes.indices.filter { passes[$0].noisy }.map { $0 + 1 },
             passesUsed: used.count, recognitionScales: raw.recognitionScales(), scalingDisabled: options.noScaling,
-            problems: all.filter { $0.phase == "scan" } + all.filter { $0.phase != "scan" }.prefix(50),
+            accuracy: accuracy, problems: all.filter { $0.phase == "scan" } + all.filter { $0.phase != "scan" }.prefix(50),
             nonImageFiles: nonImages, loadAverageBefore: loadBefore, loadAverageAfter: Self.loadAverage())
     }
 
@@ -640,16 +684,39 @@ public final class OCRBenchmark: Sendable {
                 // Decode it once: a damaged file is reported here, not as a failure in one run only.
                 _ = try Image.decode(bytes, format: header.format, page: 0, jpegReduction: header.format == .jpeg ? 8 : 1)
                 let stem = (path as NSString).deletingPathExtension
-                let truth = [stem + ".gt.txt", path + ".gt.txt"].lazy
-                    .compactMap { try? String(contentsOfFile: $0, encoding: .utf8) }.first.map(Self.words)
-                images.append(BenchImage(path: path, name: name, bytes: bytes, truth: truth, format: format,
-                                         width: header.width, height: header.height))
+                let truthText = [stem + ".gt.txt", path + ".gt.txt"].lazy
+                    .compactMap { try? String(contentsOfFile: $0, encoding: .utf8) }.first
+                var image = BenchImage(path: path, name: name, bytes: bytes, truth: truthText.map(Self.words), format: format,
+                                       width: header.width, height: header.height)
+                image.truthText = truthText
+                if let data = fm.contents(atPath: stem + ".key.json"),
+                   let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] {
+                    image.keyFields = object.compactMapValues { $0 as? String }.filter { !$0.value.isEmpty }
+                }
+                let folder = (name as NSString).deletingLastPathComponent
+                image.group = folder.isEmpty ? (manifestGroups(root)[(name as NSString).lastPathComponent] ?? "") : folder
+                images.append(image)
             } catch {
                 problems.add(name, "scan", String(describing: error))
             }
         }
         for problem in problems.all { progress("left out \(problem.file): \(problem.message)") }
         return (images, nonImages)
+    }
+
+    /// The `group` column of DIR/manifest.tsv by image file name (a header row names the columns
+    /// `image` and `group`), empty when there is none.
+    func manifestGroups(_ root: String) -> [String: String] {
+        if let cached = manifestCache.withLock({ $0 }) { return cached }
+        var groups: [String: String] = [:]
+        if let text = try? String(contentsOfFile: root + "/manifest.tsv", encoding: .utf8) {
+            let rows = text.split(whereSeparator: \.isNewline).map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
+            if let header = rows.first, let imageColumn = header.firstIndex(of: "image"), let groupColumn = header.firstIndex(of: "group") {
+                for row in rows.dropFirst() where row.count > max(imageColumn, groupColumn) { groups[row[imageColumn]] = row[groupColumn] }
+            }
+        }
+        manifestCache.withLock { $0 = groups }
+        return groups
     }
 
     /// Lower-case words of letters and digits: what "found the word" compares.

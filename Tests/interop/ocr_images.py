@@ -17,7 +17,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from PIL import Image, ImageDraw, ImageFilter, ImageFont, ImageOps, TiffImagePlugin
+from PIL import Image, ImageChops, ImageDraw, ImageFilter, ImageFont, ImageOps, TiffImagePlugin
 
 DEJAVU = Path("/usr/share/fonts/truetype/dejavu")
 FONTS = {
@@ -275,3 +275,161 @@ def huge_bilevel_png(width=12000, height=12000):
 
 def truncated(data, keep=0.5):
     return data[: max(64, int(len(data) * keep))]
+
+
+# ---------------------------------------------------------------------------
+# Degraded document pages, modelled on real captures (tests and scripts/bench-images)
+# ---------------------------------------------------------------------------
+
+PROSE_SENTENCES = """
+The committee met on Tuesday morning to review the annual budget and the plans for the new library.
+Most of the members agreed that the reading room should stay open until nine in the evening.
+The river rises quickly in the spring, when the snow melts in the hills above the town.
+Farmers along the valley have learned to move their animals to higher ground before the water arrives.
+Please read the following instructions carefully before you install the software on your computer.
+If the installation stops with an error, write down the message and contact the support team.
+The museum holds more than forty thousand objects, from Roman coins to early steam engines.
+Guided tours leave from the main hall at ten, twelve and three, and last about ninety minutes.
+Our sales grew by eight percent in the third quarter, mainly because of strong demand in Europe.
+The board has decided to open a second warehouse near the harbour early next year.
+She opened the letter slowly, as if she already knew what it would say.
+Bread is one of the oldest prepared foods, and every region has its own way of baking it.
+The train leaves the station at seven fifteen and arrives in the city shortly before nine.
+Tickets can be bought from the machines on the platform or from the office in the main hall.
+""".strip().splitlines()
+
+
+def _wrap(draw, words, f, width):
+    lines, current = [], []
+    for word in words:
+        trial = " ".join(current + [word])
+        if current and draw.textlength(trial, font=f) > width:
+            lines.append(current)
+            current = [word]
+        else:
+            current.append(word)
+    if current:
+        lines.append(current)
+    return lines
+
+
+def document_page(seed=1, columns=2, width=1650, height=2100, size=34, title="Notes from the Meeting"):
+    """A page of prose at about 200 dpi: a title across the page, then `columns` columns of left-aligned
+    text. Returns Drawn (words in reading order: title, then each column top to bottom); `.lines`
+    gives the ground truth in that order."""
+    rng = random.Random(seed)
+    f, big = font("serif", size), font("bold", int(size * 1.5))
+    img = Image.new("L", (width, height), 248)
+    draw = ImageDraw.Draw(img)
+    drawn = Drawn(img)
+    margin = int(width * 0.08)
+    gutter = int(size * 2.2)
+    y = margin
+    x = margin
+    line_no = 0
+    for word in title.split():
+        box = draw.textbbox((x, y), word, font=big)
+        draw.text((x, y), word, font=big, fill=15)
+        drawn.words.append(DrawnWord(word, box, line_no))
+        x += draw.textlength(word + " ", font=big)
+    line_no += 1
+    top = y + int(size * 3)
+    col_width = (width - 2 * margin - gutter * (columns - 1)) // columns
+    leading = int(size * 1.45)
+    sentences = PROSE_SENTENCES * 2
+    rng.shuffle(sentences)
+    words = " ".join(sentences).split()
+    lines = _wrap(draw, words, f, col_width)
+    per_column = (height - margin - top) // leading
+    for c in range(columns):
+        x0 = margin + c * (col_width + gutter)
+        for i, ln in enumerate(lines[c * per_column:(c + 1) * per_column]):
+            yy = top + i * leading
+            x = x0
+            for word in ln:
+                box = draw.textbbox((x, yy), word, font=f)
+                draw.text((x, yy), word, font=f, fill=20)
+                drawn.words.append(DrawnWord(word, box, line_no))
+                x += draw.textlength(word + " ", font=f)
+            line_no += 1
+    return drawn
+
+
+def skewed(img, degrees):
+    """Turned counter-clockwise by `degrees` (a crooked scan), canvas grown, paper-white fill."""
+    return img.rotate(degrees, resample=Image.BICUBIC, expand=True, fillcolor=248)
+
+
+def low_resolution(img, dpi, from_dpi=200):
+    """Rescanned at `dpi` (a fax, a 72 dpi screenshot of a page); the file says 72 dpi or nothing."""
+    f = dpi / from_dpi
+    return img.resize((max(1, int(img.width * f)), max(1, int(img.height * f))), Image.LANCZOS)
+
+
+def uneven_light(img, strength=0.55, seed=3):
+    """Photographed under a lamp: light falling off towards one corner and a soft shadow band."""
+    w, h = img.size
+    rng = random.Random(seed)
+    flip_x, flip_y = rng.choice([(False, False), (True, False), (False, True)])
+    # Light falls off diagonally: brightness from the sum of a horizontal and a vertical ramp.
+    across = Image.linear_gradient("L").rotate(90).resize((w, h))
+    down = Image.linear_gradient("L").resize((w, h))
+    ramp = ImageChops.add(across, down, scale=2)
+    if flip_x:
+        ramp = ImageOps.mirror(ramp)
+    if flip_y:
+        ramp = ImageOps.flip(ramp)
+    shade = ramp.point(lambda v: int(255 - strength * 255 * (v / 255) ** 1.5))
+    band = Image.new("L", (w, h), 255)
+    d = ImageDraw.Draw(band)
+    x = int(w * 0.62)
+    d.polygon([(x, 0), (x + w // 6, 0), (x - w // 10, h), (x - w // 4, h)], fill=int(255 * (1 - strength * 0.6)))
+    band = band.filter(ImageFilter.GaussianBlur(w // 30))
+    return ImageChops.multiply(ImageChops.multiply(img.convert("L"), shade), band)
+
+
+def phone_jpeg(img, quality=60):
+    return jpeg(img, quality=quality)
+
+
+def perspective(img, amount=0.06):
+    """Photographed from slightly off square: the top edge narrower than the bottom."""
+    w, h = img.size
+    d = amount * w
+    # PIL maps output (x, y) to input via the 8 coefficients; solve for the quad.
+    src = [(d, 0), (w - d, 0), (w, h), (0, h)]
+    dst = [(0, 0), (w, 0), (w, h), (0, h)]
+    matrix = []
+    for (x, y), (u, v) in zip(dst, src):
+        matrix.append([x, y, 1, 0, 0, 0, -u * x, -u * y])
+        matrix.append([0, 0, 0, x, y, 1, -v * x, -v * y])
+    b = [c for p in src for c in p]
+    coeffs = _solve(matrix, b)
+    return img.transform((w, h), Image.PERSPECTIVE, coeffs, Image.BICUBIC, fillcolor=248)
+
+
+def _solve(a, b):
+    n = len(b)
+    m = [row[:] + [b[i]] for i, row in enumerate(a)]
+    for col in range(n):
+        pivot = max(range(col, n), key=lambda r: abs(m[r][col]))
+        m[col], m[pivot] = m[pivot], m[col]
+        for r in range(n):
+            if r != col:
+                factor = m[r][col] / m[col][col]
+                m[r] = [x - factor * y for x, y in zip(m[r], m[col])]
+    return [m[i][n] / m[i][i] for i in range(n)]
+
+
+def cer(truth, text):
+    """Character error rate with white space folded (as `quire bench ocr` computes it)."""
+    t, o = " ".join(truth.split()), " ".join(text.split())
+    if not t:
+        return 0.0 if not o else 1.0
+    prev = list(range(len(o) + 1))
+    for i, ct in enumerate(t, 1):
+        cur = [i]
+        for j, co in enumerate(o, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ct != co)))
+        prev = cur
+    return prev[-1] / len(t)

@@ -1,0 +1,40 @@
+import Testing
+import Tesseract
+@testable import QuireOCR
+
+@Suite("Column detection from glyph boxes")
+struct ColumnsTests {
+    /// Glyph boxes for lines of text: each line a run of glyphs from `x0` to `x1`.
+    static func lines(_ spans: [(Int, Int)], top: Int = 0, glyph: Int = 20) -> [PixelBox] {
+        var boxes: [PixelBox] = []
+        for (index, span) in spans.enumerated() {
+            var x = span.0
+            while x + glyph / 2 <= span.1 {
+                boxes.append(PixelBox(x: x, y: top + index * glyph * 3 / 2, width: glyph / 2, height: glyph))
+                x += glyph * 2 / 3
+            }
+        }
+        return boxes
+    }
+
+    @Test("Two columns of prose with a title across the top")
+    func twoColumns() {
+        let title = Self.lines([(100, 900)])
+        let left = Self.lines(Array(repeating: (100, 700), count: 40), top: 60)
+        let right = Self.lines(Array(repeating: (800, 1400), count: 40), top: 60)
+        #expect(Recognizer.hasColumns(title + left + right, glyphHeight: 20))
+    }
+
+    @Test("A receipt: items and prices apart, headings across the gap")
+    func receipt() {
+        let headings = Self.lines(Array(repeating: (250, 750), count: 6))
+        let items = Self.lines(Array(repeating: (50, 500), count: 30), top: 200)
+        let prices = Self.lines(Array(repeating: (800, 950), count: 30), top: 200)
+        #expect(!Recognizer.hasColumns(headings + items + prices, glyphHeight: 20))
+    }
+
+    @Test("A single column")
+    func single() {
+        #expect(!Recognizer.hasColumns(Self.lines(Array(repeating: (100, 1400), count: 50)), glyphHeight: 20))
+    }
+}
