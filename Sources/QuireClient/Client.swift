@@ -102,6 +102,7 @@ public final class QuireClient: Sendable {
         let service: String
         let body: [[UInt8]]
         let timeout: Milliseconds
+        let retries: Int
         let continuation: CheckedContinuation<[[UInt8]], any Error>
         let onPartial: (@Sendable ([[UInt8]]) -> Void)?
     }
@@ -121,18 +122,20 @@ public final class QuireClient: Sendable {
     }
 
     /// Sends `body` to `service` and returns the FINAL reply's frames. Throws ``ClientError``: `.remote`
-    /// with the typed error when the reply is an error body.
+    /// with the typed error when the reply is an error body. `timeout` and `retries` default to the
+    /// configuration's.
     public func request(
         service: String,
         body: [[UInt8]],
         timeout: Milliseconds? = nil,
+        retries: Int? = nil,
         onPartial: (@Sendable ([[UInt8]]) -> Void)? = nil
     ) async throws -> [[UInt8]] {
         let id = nextID.add(1, ordering: .relaxed).oldValue
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let submission = Submission(id: id, service: service, body: body, timeout: timeout ?? configuration.timeout,
-                                            continuation: continuation, onPartial: onPartial)
+                                            retries: max(0, retries ?? configuration.retries), continuation: continuation, onPartial: onPartial)
                 if !enqueue(.submit(submission)) {
                     continuation.resume(throwing: ClientError(.closed, "the client is closed"))
                 }
@@ -276,7 +279,7 @@ public final class QuireClient: Sendable {
                 }
                 let submission = waiting[waitingHead]
                 waitingHead += 1
-                send(submission, on: index, retriesLeft: configuration.retries)
+                send(submission, on: index, retriesLeft: submission.retries)
             }
             if waitingHead > 1024 && waitingHead * 2 > waiting.count {
                 waiting.removeFirst(waitingHead)
@@ -358,7 +361,7 @@ public final class QuireClient: Sendable {
                         idle.removeLast()   // the slot just released: reuse it at once
                         send(submission, on: index, retriesLeft: retriesLeft - 1)
                     } else {
-                        let attempts = configuration.retries + 1
+                        let attempts = submission.retries + 1
                         submission.continuation.resume(throwing: ClientError(.timeout, "no reply from service '\(submission.service)' within \(submission.timeout.value) ms (\(attempts) attempt\(attempts == 1 ? "" : "s"))"))
                     }
                 }
@@ -366,6 +369,29 @@ public final class QuireClient: Sendable {
         }
         failEverything(ClientError(.closed, "the client was closed"))
         for slot in slots { slot.socket.close() }
+    }
+}
+
+/// What the broker says about a service (MMI `mmi.service`, RFC 8).
+public enum ServiceAvailability: Sendable, Equatable {
+    /// `200`: at least one worker serves it.
+    case available
+    /// `404`: no worker serves it now.
+    case absent
+    /// Any other answer (`501` from a broker without MMI, a peer that is not a Majordomo broker).
+    case unknown
+}
+
+extension QuireClient {
+    /// Asks the broker whether `service` has a worker, in one attempt of at most `timeout`. Throws
+    /// ``ClientError`` (`.timeout` when the broker does not answer).
+    public func availability(of service: String, timeout: Milliseconds) async throws -> ServiceAvailability {
+        let reply = try await request(service: "mmi.service", body: [Array(service.utf8)], timeout: timeout, retries: 0)
+        switch reply.first.map({ String(decoding: $0, as: UTF8.self) }) {
+        case "200": return .available
+        case "404": return .absent
+        default: return .unknown
+        }
     }
 }
 

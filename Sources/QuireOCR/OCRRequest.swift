@@ -65,17 +65,44 @@ public struct OCRRequest: Codable, Sendable, Equatable {
     public static func parse(_ frame: [UInt8]) throws(WireError) -> OCRRequest {
         // Not JSON (or not an object) is invalid_json; JSON that does not fit the schema — an unknown
         // enum value, a fraction where an integer belongs — is bad_request.
-        guard (try? JSONSerialization.jsonObject(with: Data(frame))) is [String: Any] else {
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(frame))) as? [String: Any] else {
             throw WireError(.invalidJSON, "the request frame is not a JSON object")
         }
         let request: OCRRequest
         do {
             request = try JSONDecoder().decode(OCRRequest.self, from: Data(frame))
         } catch let DecodingError.dataCorrupted(context), let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
-            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
-            throw WireError(.badRequest, "'\(path)': \(context.debugDescription)")
+            // Say it in the schema's words (`'outputs[0]' must be one of …`), not the decoder's.
+            var path = ""
+            for key in context.codingPath {
+                if let index = key.intValue { path += "[\(index)]" } else { path += path.isEmpty ? key.stringValue : "." + key.stringValue }
+            }
+            var field = context.codingPath.first.flatMap { CodingKeys(stringValue: $0.stringValue) }
+            if field == nil {
+                // Foundation on Linux reports some failures (a fraction for an integer) without a
+                // path: the field is the first one that does not decode on its own.
+                field = [CodingKeys.languages, .mode, .pages, .outputs, .autoOrientation, .dpi].first { key in
+                    guard let value = object[key.stringValue], JSONSerialization.isValidJSONObject([key.stringValue: value]),
+                          let alone = try? JSONSerialization.data(withJSONObject: [key.stringValue: value]) else { return false }
+                    return (try? JSONDecoder().decode(OCRRequest.self, from: alone)) == nil
+                }
+                path = field?.stringValue ?? ""
+            }
+            let element = context.codingPath.count > 1
+            let rule: String
+            switch field {
+            case .mode?: rule = "must be one of document, text, line"
+            case .outputs?: rule = element ? "must be one of result, text, hocr, alto, tsv" : "must be a list of result, text, hocr, alto, tsv"
+            case .languages?: rule = element ? "must be a language name (eng, de, zh-Hans)"
+                : "must be a list of language names (eng, de, zh-Hans) or one string like eng+deu"
+            case .pages?: rule = element ? "must be a page number (an integer from 1)" : "must be a list of page numbers (integers from 1)"
+            case .autoOrientation?: rule = "must be true or false"
+            case .dpi?: rule = "must be an integer within 30…2400"
+            case nil: throw WireError(.badRequest, "the request does not match the ocr request schema")
+            }
+            throw WireError(.badRequest, "'\(path)' \(rule)")
         } catch {
-            throw WireError(.badRequest, "the request does not match the ocr request schema: \(error)")
+            throw WireError(.badRequest, "the request does not match the ocr request schema")
         }
         if let pages = request.pages, pages.contains(where: { $0 < 1 }) {
             throw WireError(.badRequest, "'pages' are 1-based page numbers")

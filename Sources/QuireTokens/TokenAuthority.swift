@@ -115,7 +115,12 @@ public final class TokenAuthority: Sendable {
     /// never holds a secret or a token.
     public func respond(to frame: [UInt8], now: Int64 = epochSeconds()) -> (frame: [UInt8], summary: [String: String]) {
         guard frame.first == UInt8(ascii: "{"), let request = try? JSONDecoder().decode(TokenRequest.self, from: Data(frame)) else {
-            let error = WireError(.invalidRequest, "frame 1 must be a JSON object with string members grant_type, client_id, client_secret, scope, audience")
+            var message = "frame 1 must be a JSON object with string members grant_type, client_id, client_secret, scope, audience"
+            if let object = (try? JSONSerialization.jsonObject(with: Data(frame))) as? [String: Any],
+               let member = SchemaMessages.firstUndecodable(TokenRequest.self, in: object, keys: TokenRequest.memberNames) {
+                message = "'\(member)' must be " + (member == "expires_in" ? "an integer number of seconds" : "a string")
+            }
+            let error = WireError(.invalidRequest, message)
             return (error.jsonFrame, ["outcome": error.code.rawValue])
         }
         var summary = ["grant": printable(request.grantType ?? "-")]

@@ -47,6 +47,9 @@ public struct TokenRequest: Codable, Sendable, Equatable {
         case expiresIn = "expires_in"
     }
 
+    /// The members' names on the wire, in the order error messages look at them.
+    static let memberNames = ["grant_type", "client_id", "client_secret", "scope", "audience", "subject_token", "subject_token_type", "job", "expires_in"]
+
     /// The JSON frame to send.
     public var jsonFrame: [UInt8] { canonicalJSON(self) }
 

@@ -62,6 +62,15 @@ public struct JobOptions: Sendable, Equatable, Codable {
         case priority, idempotencyKey, deadlineMs, maxAttempts
         case resultTTLSeconds = "resultTtlSeconds"
     }
+
+    /// What each member must be, in the words of `proto-json/titanic-options.schema.json`, for error messages.
+    static let memberRules: [(key: String, rule: String)] = [
+        ("priority", "one of high, normal, low"),
+        ("idempotencyKey", "a string of 1 to 256 bytes"),
+        ("deadlineMs", "an integer number of milliseconds"),
+        ("maxAttempts", "an integer within 1…20"),
+        ("resultTtlSeconds", "an integer number of seconds"),
+    ]
 }
 
 /// What `titanic.status` (and `titanic.cancel`) answer after `200` (`proto-json/titanic-status.schema.json`).
@@ -173,6 +182,11 @@ public struct BrokerEnvelope: Sendable, Equatable {
             guard job is [String: Any], JSONSerialization.isValidJSONObject(job),
                   let data = try? JSONSerialization.data(withJSONObject: job),
                   let options = try? JSONDecoder().decode(JobOptions.self, from: data) else {
+                if let members = job as? [String: Any],
+                   let member = SchemaMessages.firstUndecodable(JobOptions.self, in: members, keys: JobOptions.memberRules.map(\.key)),
+                   let rule = JobOptions.memberRules.first(where: { $0.key == member })?.rule {
+                    return .failure(WireError(.badRequest, "'job.\(member)' must be \(rule)"))
+                }
                 return .failure(WireError(.badRequest, "'job' must be an object with priority, idempotencyKey, deadlineMs, maxAttempts, resultTtlSeconds"))
             }
             envelope.job = options

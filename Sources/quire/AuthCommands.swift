@@ -153,7 +153,10 @@ enum TokenCommand {
           --json                 print the whole token response
           --broker ENDPOINT      [QUIRE_BROKER] (default tcp://127.0.0.1:5555)
           --timeout-ms N         [QUIRE_TIMEOUT_MS] (30000)
-        """ + "\n" + ClientAuth.help
+        """ + "\n" + ClientAuth.help + "\n\n" + """
+        With no token worker (auth.token) at the broker, fails within 3 s with service_unavailable,
+        unless --timeout-ms or QUIRE_TIMEOUT_MS is given: then it waits for one up to that long per attempt.
+        """
 
     static func run(_ args: [String]) throws -> Int32 {
         if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
@@ -162,6 +165,8 @@ enum TokenCommand {
                                       booleans: ["json"])
         guard arguments.positionals.isEmpty else { throw UsageError(command: "quire token", message: "unexpected argument '\(arguments.positionals[0])'") }
         let configuration = try clientConfiguration(arguments)
+        // A broker without a token worker says so at once (MMI) instead of after the timeouts.
+        guard try Preflight.run(arguments, configuration: configuration, service: "auth.token", wantsToken: false) != nil else { return 1 }
         let response: TokenResponse
         do {
             if let job = arguments.string("job") {

@@ -15,13 +15,14 @@ enum CallCommand {
 
         Options:
           --broker ENDPOINT     the broker [QUIRE_BROKER] (default tcp://127.0.0.1:5555)
-          --timeout-ms N        wait per attempt [QUIRE_TIMEOUT_MS] (30000)
+          --timeout-ms N        wait per attempt [QUIRE_TIMEOUT_MS] (30000); given, the call also waits
+                                for a worker to appear (see below)
           --retries N           resend after a timeout [QUIRE_RETRIES] (2)
           --dialect D           mdp02 (default), mdp01 or majortomo
 
         A token (see below) is put in the first frame as its "token" member when that frame is a JSON
         object and the service is not auth.* or mmi.*.
-        """ + "\n" + ClientAuth.help
+        """ + "\n" + ClientAuth.help + "\n\n" + Preflight.help + " mmi.* requests are sent as they are."
 
     static func run(_ args: [String]) throws -> Int32 {
         if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
@@ -50,9 +51,13 @@ enum CallCommand {
                 body.append(Array(frame.utf8))
             }
         }
-        if ClientAuth.isProtected(service), let first = body.first, first.first == UInt8(ascii: "{") {
-            guard let token = try ClientAuth.present(arguments, configuration: configuration) else { return 1 }
-            if let token = token.value { body[0] = ClientAuth.insert(token, into: first) }
+        // mmi.* is itself the question the preflight would ask: sent as is.
+        var preflight: Preflight?
+        if !Preflight.isMMI(service) {
+            let carriesToken = ClientAuth.isProtected(service) && body.first?.first == UInt8(ascii: "{")
+            guard let checked = try Preflight.run(arguments, configuration: configuration, service: service, wantsToken: carriesToken) else { return 1 }
+            if let token = checked.token, let first = body.first { body[0] = ClientAuth.insert(token, into: first) }
+            preflight = checked
         }
         let request = body
         let settings = configuration
@@ -68,7 +73,7 @@ enum CallCommand {
             for frame in frames { printOut(String(decoding: frame, as: UTF8.self)) }
             return 0
         case .failure(let error as ClientError):
-            if let remote = error.remote {
+            if let remote = (preflight?.explain(error) ?? error).remote {
                 printError(String(decoding: remote.jsonFrame, as: UTF8.self))
             } else {
                 printError("quire call: \(error)")

@@ -28,17 +28,14 @@ func clientConfiguration(_ arguments: Arguments) throws -> ClientConfiguration {
     return configuration
 }
 
-/// The token a client verb presents; `value` is nil when none is configured.
-struct PresentedToken {
-    var value: String?
-}
-
 /// How a client verb gets its token. In order:
 /// 1. `--token TOKEN` or `QUIRE_TOKEN`: a token got elsewhere, presented as is;
 /// 2. `--credentials FILE`, or `QUIRE_CLIENT_ID` + `QUIRE_CLIENT_SECRET`: fetched from `auth.token`;
 /// 3. `DIR/credentials.json` in the data folder (`--data`, `QUIRE_DATA`, `quire up`'s default): the
 ///    local client `quire up` made;
 /// 4. none: requests go without a token (a broker with `--auth off`).
+/// With 2 or 3, a broker that has no `auth.token` service (MMI says 404: auth off, or no token
+/// worker) means no token either; see ``Preflight``.
 enum ClientAuth {
     /// The options every client verb accepts for this.
     static let options: Set<String> = ["token", "credentials", "data", "curve-server-key", "curve-key"]
@@ -73,40 +70,22 @@ enum ClientAuth {
         arguments.string("token") ?? EnvironmentReader(ProcessInfo.processInfo.environment).string("QUIRE_TOKEN")
     }
 
-    /// The token to present, fetching one from `auth.token` when credentials are configured.
-    static func token(_ arguments: Arguments, configuration: ClientConfiguration, scope: String? = nil) throws -> String? {
-        if let token = givenToken(arguments) { return token }
-        guard let credentials = try credentials(arguments) else { return nil }
-        return try fetch(.credentials(credentials, scope: scope), configuration: configuration).accessToken
-    }
-
-    /// The token a client verb presents (``PresentedToken/value`` nil: none is configured, for a broker
-    /// with auth off); `nil` when getting one failed, after saying why on standard error.
-    static func present(_ arguments: Arguments, configuration: ClientConfiguration) throws -> PresentedToken? {
-        do {
-            return PresentedToken(value: try token(arguments, configuration: configuration))
-        } catch let error as ClientError {
-            printError("\(arguments.command): cannot get a token: " + (error.remote.map { String(decoding: $0.jsonFrame, as: UTF8.self) } ?? error.description))
-            return nil
-        }
-    }
-
-    /// Sends one `auth.token` request.
+    /// Sends one `auth.token` request on its own connection.
     static func fetch(_ request: TokenRequest, configuration: ClientConfiguration) throws -> TokenResponse {
-        let frame = request.jsonFrame
         let result = blockingAwait {
             try await withClient(configuration: configuration) { client in
-                try await client.request(service: "auth.token", body: [frame])
+                try await fetch(request, client: client)
             }
         }
-        switch result {
-        case .success(let frames):
-            guard let first = frames.first else { throw ClientError(.protocolError, "auth.token sent an empty reply") }
-            if let error = WireError(jsonFrame: first) { throw ClientError(.remote, error.message, remote: error) }
-            return try TokenResponse(jsonFrame: first)
-        case .failure(let error):
-            throw error
-        }
+        return try result.get()
+    }
+
+    /// Sends one `auth.token` request with `client`.
+    static func fetch(_ request: TokenRequest, client: QuireClient) async throws -> TokenResponse {
+        let frames = try await client.request(service: "auth.token", body: [request.jsonFrame])
+        guard let first = frames.first else { throw ClientError(.protocolError, "auth.token sent an empty reply") }
+        if let error = WireError(jsonFrame: first) { throw ClientError(.remote, error.message, remote: error) }
+        return try TokenResponse(jsonFrame: first)
     }
 
     /// The request's first frame with `"token"` set, when it is a JSON object; otherwise unchanged.

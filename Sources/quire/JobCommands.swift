@@ -26,7 +26,11 @@ enum JobCommands {
         Connection:
           --broker ENDPOINT      [QUIRE_BROKER] (default tcp://127.0.0.1:5555)
           --timeout-ms N         per attempt [QUIRE_TIMEOUT_MS] (30000)
-        """ + "\n" + ClientAuth.help
+        """ + "\n" + ClientAuth.help + "\n\n" + """
+        The job's service needs no worker now: the job waits for one on the broker's disk. A broker that
+        does not answer within 3 s (or --timeout-ms) is an error. With credentials but no token worker at
+        the broker (a broker with --auth off), the job goes without a token.
+        """
 
     static let resultHelp = """
         Usage: quire result ID [--wait] [--format F]
@@ -40,11 +44,14 @@ enum JobCommands {
           --wait-timeout-s N     give up waiting after N seconds (exit 3; default: wait for ever)
           --format F             json (default), text, hocr, alto, tsv
           --broker ENDPOINT      [QUIRE_BROKER] (default tcp://127.0.0.1:5555)
+          --timeout-ms N         per ask [QUIRE_TIMEOUT_MS] (30000, and never less: a held ask lasts 20 s)
 
         Exit status: 0 result printed; 1 the job failed, died, expired, was cancelled or is unknown
         (the reason on standard error); 2 usage error; 3 not finished yet.
 
-        A job is read with its submitter's token, or a reader token for it ('quire token --job ID'):
+        A broker that does not answer within 3 s (or --timeout-ms) is an error. A job is read with its
+        submitter's token, or a reader token for it ('quire token --job ID'); with credentials but no
+        token worker at the broker (auth off), without a token:
         """ + "\n" + ClientAuth.help
 
     static let statusHelp = """
@@ -58,6 +65,8 @@ enum JobCommands {
 
         Options:
           --broker ENDPOINT      [QUIRE_BROKER] (default tcp://127.0.0.1:5555)
+          --timeout-ms N         per attempt [QUIRE_TIMEOUT_MS] (30000; a broker that does not answer
+                                 within 3 s, or N ms when given, is an error)
         """ + "\n" + ClientAuth.help
 
     // MARK: - submit
@@ -91,13 +100,14 @@ enum JobCommands {
         // Nothing is submitted unless every file can be read.
         let (inputs, readFailures) = readInputs(files, command: command)
         guard readFailures == 0 else { return 1 }
-        guard let token = try ClientAuth.present(arguments, configuration: configuration) else { return 1 }
+        // The target service needs no worker now: the job waits for one on the broker's disk.
+        guard let preflight = try Preflight.run(arguments, configuration: configuration, service: nil) else { return 1 }
         var frames: [[[UInt8]]] = []
         for (index, input) in inputs.enumerated() {
             var perFile = options
             perFile.idempotencyKey = inputs.count == 1 ? key : "\(key)/\(index + 1)"
             var frame = try requestFrame(request, job: perFile)
-            if let token = token.value { frame = ClientAuth.insert(token, into: frame) }
+            if let token = preflight.token { frame = ClientAuth.insert(token, into: frame) }
             frames.append([Array(service.utf8), frame, input.bytes])
         }
         let bodies = frames
@@ -123,13 +133,13 @@ enum JobCommands {
                 switch result {
                 case .success(let id): printOut(id)
                 case .failure(let failure):
-                    printError("\(command): \(inputs[index].name): \(failure)")
+                    printError("\(command): \(inputs[index].name): \(preflight.explain(failure))")
                     failures += 1
                 }
             }
             return failures == 0 ? 0 : 1
         case .failure(let error):
-            printError("\(command): \(error)")
+            printError("\(command): \(preflight.describe(error))")
             return 1
         }
     }
@@ -161,8 +171,8 @@ enum JobCommands {
         var configuration = try clientConfiguration(arguments)
         // A held ask lasts up to 20 s: the client must wait longer than that for the answer.
         configuration.timeout = Milliseconds(max(configuration.timeout.value, 30_000))
-        guard let token = try ClientAuth.present(arguments, configuration: configuration) else { return 1 }
-        let envelope = envelopeFrame(token: token.value, waitMs: wait ? 20_000 : nil)
+        guard let preflight = try Preflight.run(arguments, configuration: configuration, service: nil) else { return 1 }
+        let envelope = envelopeFrame(token: preflight.token, waitMs: wait ? 20_000 : nil)
         let settings = configuration
         let outcome = blockingAwait { () async throws -> Result<[[UInt8]], TitanicFailure>? in
             try await withClient(configuration: settings) { client in
@@ -210,10 +220,10 @@ enum JobCommands {
             }
             return RecognizeCommand.output(.success(first), name: id, format: format, many: false) ? 0 : 1
         case .success(.failure(let failure)?):
-            printError("\(command): job \(id): \(failure)")
+            printError("\(command): job \(id): \(preflight.explain(failure))")
             return 1
         case .failure(let error):
-            printError("\(command): \(error)")
+            printError("\(command): \(preflight.describe(error))")
             return 1
         }
     }
@@ -226,9 +236,9 @@ enum JobCommands {
         let arguments = try Arguments(command: command, args, valued: ClientAuth.options.union(["broker", "timeout-ms", "log-level"]))
         let id = try jobID(arguments)
         let configuration = try clientConfiguration(arguments)
-        guard let token = try ClientAuth.present(arguments, configuration: configuration) else { return 1 }
+        guard let preflight = try Preflight.run(arguments, configuration: configuration, service: nil) else { return 1 }
         var body = [Array(id.utf8)]
-        if let envelope = envelopeFrame(token: token.value, waitMs: nil) { body.append(envelope) }
+        if let envelope = envelopeFrame(token: preflight.token, waitMs: nil) { body.append(envelope) }
         let request = body
         let outcome = blockingAwait {
             try await withClient(configuration: configuration) { client in
@@ -240,10 +250,10 @@ enum JobCommands {
             if let first = frames.first { printOut(String(decoding: first, as: UTF8.self)) }
             return 0
         case .success(.failure(let failure)):
-            printError("\(command): job \(id): \(failure)")
+            printError("\(command): job \(id): \(preflight.explain(failure))")
             return 1
         case .failure(let error):
-            printError("\(command): \(error)")
+            printError("\(command): \(preflight.describe(error))")
             return 1
         }
     }
@@ -284,6 +294,14 @@ struct TitanicFailure: Error, CustomStringConvertible {
         case .error: return "the broker failed; try again later"
         default: return "unexpected reply '\(statusText)'"
         }
+    }
+}
+
+extension Preflight {
+    func explain(_ failure: TitanicFailure) -> TitanicFailure {
+        var explained = failure
+        explained.error = failure.error.map(explain)
+        return explained
     }
 }
 

@@ -209,8 +209,9 @@ enum RecognizeCommand {
           --dpi N                the scan's resolution when the file does not say
           --broker ENDPOINT      [QUIRE_BROKER] (default tcp://127.0.0.1:5555)
           --in-flight N          requests in flight at once (default 16)
-          --timeout-ms N         per attempt [QUIRE_TIMEOUT_MS] (30000)
-        """ + "\n" + ClientAuth.help
+          --timeout-ms N         per attempt [QUIRE_TIMEOUT_MS] (30000); given, also wait for an OCR
+                                 worker to appear instead of failing after 3 s (see below)
+        """ + "\n" + ClientAuth.help + "\n\n" + Preflight.help
 
     static func run(_ args: [String]) throws -> Int32 {
         if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
@@ -226,8 +227,8 @@ enum RecognizeCommand {
         // Read every input first: a missing file is reported before anything is sent.
         let (inputs, readFailures) = readInputs(files, command: "quire recognize")
         var encodedRequest = Array(try JSONEncoder().encode(request))
-        guard let token = try ClientAuth.present(arguments, configuration: configuration) else { return 1 }
-        if let token = token.value { encodedRequest = ClientAuth.insert(token, into: encodedRequest) }
+        guard let preflight = try Preflight.run(arguments, configuration: configuration, service: "ocr") else { return 1 }
+        if let token = preflight.token { encodedRequest = ClientAuth.insert(token, into: encodedRequest) }
         let requestFrame = encodedRequest
         let settings = configuration
         let jobs = inputs
@@ -241,7 +242,7 @@ enum RecognizeCommand {
                                 let reply = try await client.request(service: "ocr", body: [requestFrame, job.bytes])
                                 return (index, .success(reply.first ?? []))
                             } catch let error as ClientError {
-                                return (index, .failure(error))
+                                return (index, .failure(preflight.explain(error)))
                             }
                         }
                     }
@@ -267,7 +268,7 @@ enum RecognizeCommand {
         case .success(let failures):
             return failures + readFailures == 0 ? 0 : 1
         case .failure(let error):
-            printError("quire recognize: \(error)")
+            printError("quire recognize: \(preflight.describe(error))")
             return 1
         }
     }

@@ -1,0 +1,32 @@
+import QuireOCR
+import QuireWire
+import Testing
+
+/// The messages of `bad_request` speak the request schema's words (proto-json/ocr-request.schema.json),
+/// never JSONDecoder's ("Cannot initialize Mode from invalid String value", "outputs.Index 0").
+@Suite("OCR request error messages")
+struct OCRRequestMessageTests {
+    @Test("each field's problem is named with its path and what the schema allows", arguments: [
+        (#"{"mode":"weird"}"#, "'mode' must be one of document, text, line"),
+        (#"{"mode":3}"#, "'mode' must be one of document, text, line"),
+        (#"{"outputs":["pdf"]}"#, "'outputs[0]' must be one of result, text, hocr, alto, tsv"),
+        (#"{"outputs":["text","pdf"]}"#, "'outputs[1]' must be one of result, text, hocr, alto, tsv"),
+        (#"{"outputs":"text"}"#, "'outputs' must be a list of result, text, hocr, alto, tsv"),
+        (#"{"languages":42}"#, "'languages' must be a list of language names (eng, de, zh-Hans) or one string like eng+deu"),
+        (#"{"pages":[1,"2"]}"#, "'pages[1]' must be a page number (an integer from 1)"),
+        (#"{"pages":3}"#, "'pages' must be a list of page numbers (integers from 1)"),
+        (#"{"autoOrientation":"yes"}"#, "'autoOrientation' must be true or false"),
+        (#"{"dpi":300.5}"#, "'dpi' must be an integer within 30…2400"),
+        (#"{"dpi":"x"}"#, "'dpi' must be an integer within 30…2400"),
+    ])
+    func message(json: String, expected: String) {
+        do {
+            _ = try OCRRequest.parse(Array(json.utf8))
+            Issue.record("\(json) was accepted")
+        } catch {
+            #expect(error.code == .badRequest)
+            #expect(error.message == expected)
+            #expect(!error.message.contains("Cannot initialize") && !error.message.contains("Index "))
+        }
+    }
+}
