@@ -81,7 +81,7 @@ public struct OCRRequest: Codable, Sendable, Equatable {
             if field == nil {
                 // Foundation on Linux reports some failures (a fraction for an integer) without a
                 // path: the field is the first one that does not decode on its own.
-                field = [CodingKeys.languages, .mode, .pages, .outputs, .autoOrientation, .dpi].first { key in
+                field = [CodingKeys.languages, .mode, .pages, .outputs, .autoOrientation, .dpi, .symbols].first { key in
                     guard let value = object[key.stringValue], JSONSerialization.isValidJSONObject([key.stringValue: value]),
                           let alone = try? JSONSerialization.data(withJSONObject: [key.stringValue: value]) else { return false }
                     return (try? JSONDecoder().decode(OCRRequest.self, from: alone)) == nil
@@ -96,7 +96,7 @@ public struct OCRRequest: Codable, Sendable, Equatable {
             case .languages?: rule = element ? "must be a language name (eng, de, zh-Hans)"
                 : "must be a list of language names (eng, de, zh-Hans) or one string like eng+deu"
             case .pages?: rule = element ? "must be a page number (an integer from 1)" : "must be a list of page numbers (integers from 1)"
-            case .autoOrientation?: rule = "must be true or false"
+            case .autoOrientation?, .symbols?: rule = "must be true or false"
             case .dpi?: rule = "must be an integer within 30…2400"
             case nil: throw WireError(.badRequest, "the request does not match the ocr request schema")
             }
