@@ -30,6 +30,9 @@ public struct OCRConfiguration: Sendable, Equatable {
     public var largeGlyphHeight: Double
     /// The largest enlargement.
     public var maxUpscale: Double
+    /// In `document` mode, read only the box around the text when it leaves out a fifth of the page
+    /// or more (a receipt on an A4 scan): fewer pixels to read, no specks in the margins.
+    public var cropToText: Bool
     /// Find and correct skewed text lines (Leptonica), up to ``maxSkew`` degrees either way.
     public var deskew: Bool
     public var maxSkew: Double
@@ -57,6 +60,9 @@ public struct OCRConfiguration: Sendable, Equatable {
     /// In `document` mode, read single-column pages as one block (psm 6) and keep the full layout
     /// analysis (psm 3) for pages with columns side by side.
     public var chooseSegmentation: Bool
+    /// Pages deskewed by less than this (degrees) keep the column measurement made before the
+    /// deskew; more, and they get the full layout analysis.
+    public var columnsKeptBelowSkew: Double
     /// In `document` mode, drop the words Tesseract makes of rules, borders and specks (no letter
     /// or digit, or at most two read with less than ``noiseConfidence``).
     public var dropNoiseWords: Bool
@@ -83,6 +89,7 @@ public struct OCRConfiguration: Sendable, Equatable {
         smallGlyphHeight: Double = 16,
         largeGlyphHeight: Double = 40,
         maxUpscale: Double = 4,
+        cropToText: Bool = true,
         deskew: Bool = true,
         maxSkew: Double = 20,
         minSkew: Double = 0.3,
@@ -95,6 +102,7 @@ public struct OCRConfiguration: Sendable, Equatable {
         evenLight: Bool = true,
         unevenLightSpread: Int = 60,
         chooseSegmentation: Bool = true,
+        columnsKeptBelowSkew: Double = 2,
         dropNoiseWords: Bool = true,
         noiseConfidence: Double = 0.5,
         engineVariables: [String: String] = ["tessedit_do_invert": "0"],
@@ -113,6 +121,7 @@ public struct OCRConfiguration: Sendable, Equatable {
         self.smallGlyphHeight = smallGlyphHeight
         self.largeGlyphHeight = largeGlyphHeight
         self.maxUpscale = maxUpscale
+        self.cropToText = cropToText
         self.deskew = deskew
         self.maxSkew = maxSkew
         self.minSkew = minSkew
@@ -125,6 +134,7 @@ public struct OCRConfiguration: Sendable, Equatable {
         self.evenLight = evenLight
         self.unevenLightSpread = unevenLightSpread
         self.chooseSegmentation = chooseSegmentation
+        self.columnsKeptBelowSkew = columnsKeptBelowSkew
         self.dropNoiseWords = dropNoiseWords
         self.noiseConfidence = noiseConfidence
         self.engineVariables = engineVariables
@@ -145,6 +155,7 @@ public struct OCRConfiguration: Sendable, Equatable {
         if let v = try reader.number("QUIRE_OCR_SMALL_GLYPH_HEIGHT", range: 0...200) { smallGlyphHeight = v }
         if let v = try reader.number("QUIRE_OCR_LARGE_GLYPH_HEIGHT", range: 8...10_000) { largeGlyphHeight = v }
         if let v = try reader.flag("QUIRE_OCR_DESKEW") { deskew = v }
+        if let v = try reader.flag("QUIRE_OCR_CROP") { cropToText = v }
         if let v = try reader.flag("QUIRE_OCR_ORIENTATION") { detectOrientation = v }
         if let v = try reader.flag("QUIRE_OCR_EVEN_LIGHT") { evenLight = v }
         if let v = try reader.integer("QUIRE_OCR_UNEVEN_LIGHT_SPREAD", range: 0...255) { unevenLightSpread = v }

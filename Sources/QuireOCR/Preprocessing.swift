@@ -19,6 +19,9 @@ extension Recognizer {
         var steps: [OCRResult.Step]
         /// Whether the upright page has columns side by side (nil: not measured).
         var columns: Bool?
+        /// Where `image` begins in the upright page scaled for recognition (it was cropped to the
+        /// text when that saved pixels), recognition pixels.
+        var origin: (x: Int, y: Int) = (0, 0)
     }
 
     /// A page ready for the engine, and how its pixels map back.
@@ -39,7 +42,7 @@ extension Recognizer {
     /// The median height of the page's glyphs in uploaded pixels, measured on a copy of at most
     /// ``OCRConfiguration/textSizeProbePixels`` turned upright; nil when too few glyphs are found.
     /// Returns the full decode too when it had to make one (JPEG is probed from a cheap reduced decode).
-    func glyphHeight(_ bytes: [UInt8], header: Image.Header, page: Int, exif: Int) throws(ImageError) -> (Double?, Bool?, Image?) {
+    func glyphHeight(_ bytes: [UInt8], header: Image.Header, page: Int, exif: Int) throws(ImageError) -> (Double?, Bool?, PixelBox?, Image?) {
         let pixels = Double(header.width * header.height)
         let probeScale = min(1, (Double(configuration.textSizeProbePixels) / pixels).squareRoot())
         var full: Image?
@@ -57,14 +60,31 @@ extension Recognizer {
         let factor = probeScale * Double(header.width) / Double(probe.width)
         if abs(factor - 1) > 0.01 { probe = try probe.scaled(by: factor) }
         let uploadedPerProbe = Double(header.width) / Double(probe.width)
-        // Glyphs are measured upright: a sideways page's glyph heights are its glyphs' widths.
-        let turns = EXIFOrientation.correction(for: exif).quarterTurns
-        if turns % 2 == 1 { probe = try probe.rotated(quarterTurns: turns) }
+        // Glyphs are measured on the upright page: a sideways page's glyph heights are its glyphs'
+        // widths, and the text's box is wanted in upright coordinates.
+        let (turns, mirror) = EXIFOrientation.correction(for: exif)
+        if turns != 0 { probe = try probe.rotated(quarterTurns: turns) }
+        if mirror { probe = try probe.flippedHorizontally() }
         let glyphs = try probe.glyphBoxes()
         let heights = glyphs.map(\.height).sorted()
-        guard heights.count >= 12 else { return (nil, nil, full) }
+        guard heights.count >= 12 else { return (nil, nil, nil, full) }
         let median = Double(heights[heights.count / 2])
-        return (median * uploadedPerProbe, Self.hasColumns(glyphs, glyphHeight: median), full)
+        let text = Self.textBox(glyphs, glyphHeight: median).map { b in
+            PixelBox(x: Int(Double(b.x) * uploadedPerProbe), y: Int(Double(b.y) * uploadedPerProbe),
+                     width: Int((Double(b.width) * uploadedPerProbe).rounded(.up)), height: Int((Double(b.height) * uploadedPerProbe).rounded(.up)))
+        }
+        return (median * uploadedPerProbe, Self.hasColumns(glyphs, glyphHeight: median), text, full)
+    }
+
+    /// The box around the text: the glyphs of about the text's size (a title up to 4× larger, not
+    /// specks or rules), with a margin of three glyphs. A receipt scanned on an A4 bed is a fifth of
+    /// the page; the rest is paper and specks that cost time and come out as noise words.
+    static func textBox(_ glyphs: [PixelBox], glyphHeight: Double) -> PixelBox? {
+        let text = glyphs.filter { Double($0.height) >= 0.4 * glyphHeight && Double($0.height) <= 4 * glyphHeight }
+        guard text.count >= 12, let x0 = text.map(\.x).min(), let y0 = text.map(\.y).min(),
+              let x1 = text.map({ $0.x + $0.width }).max(), let y1 = text.map({ $0.y + $0.height }).max() else { return nil }
+        let margin = Int((3 * glyphHeight).rounded(.up))
+        return PixelBox(x: max(0, x0 - margin), y: max(0, y0 - margin), width: x1 - x0 + 2 * margin, height: y1 - y0 + 2 * margin)
     }
 
     /// The factor that brings glyphs of `height` uploaded pixels to the size Tesseract reads best.
@@ -89,11 +109,13 @@ extension Recognizer {
             var scale = 1.0
             var decoded: Image?
             var columns: Bool?
-            if configuration.textScaling || configuration.chooseSegmentation {
+            var textBox: PixelBox?
+            if configuration.textScaling || configuration.chooseSegmentation || configuration.cropToText {
                 let started = Instant.now()
-                let (height, hasColumns, full) = try glyphHeight(bytes, header: header, page: page, exif: exif)
+                let (height, hasColumns, box, full) = try glyphHeight(bytes, header: header, page: page, exif: exif)
                 decoded = full
                 columns = hasColumns
+                textBox = box
                 scale = configuration.textScaling ? textScale(glyphHeight: height, mode: mode) : 1
                 var parameters: [String: Double] = ["targetGlyphHeight": configuration.targetGlyphHeight, "ms": started.millisecondsSince]
                 if let height { parameters["glyphHeight"] = height }
@@ -138,8 +160,24 @@ extension Recognizer {
             } else {
                 image.setResolution(declared > 0 ? Int((Double(declared) * actualScale).rounded()) : 0)
             }
-            return Prepared(image: image, scale: actualScale, quarterTurns: turns, mirrored: mirror, toStored: toUpright.inverse, steps: steps,
-                            columns: columns)
+            var prepared = Prepared(image: image, scale: actualScale, quarterTurns: turns, mirrored: mirror, toStored: toUpright.inverse,
+                                    steps: steps, columns: columns)
+            // Documents are cropped to their text when that leaves out at least a fifth of the pixels.
+            if mode == .document, configuration.cropToText, let box = textBox {
+                let x0 = max(0, Int(Double(box.x) * actualScale)), y0 = max(0, Int(Double(box.y) * actualScale))
+                let x1 = min(image.width, Int((Double(box.x + box.width) * actualScale).rounded(.up)))
+                let y1 = min(image.height, Int((Double(box.y + box.height) * actualScale).rounded(.up)))
+                let kept = Double(max(0, x1 - x0) * max(0, y1 - y0)) / Double(max(1, image.width * image.height))
+                let apply = x1 > x0 && y1 > y0 && kept <= 0.8
+                prepared.steps.append(.init(step: "crop", applied: apply, parameters: ["kept": (kept * 1_000).rounded() / 1_000]))
+                if apply {
+                    let dpi = image.resolution
+                    prepared.image = try image.cropped(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
+                    prepared.image.setResolution(dpi)
+                    prepared.origin = (x0, y0)
+                }
+            }
+            return prepared
         } catch {
             throw Self.wire(error)
         }
@@ -153,6 +191,9 @@ extension Recognizer {
             var quarterTurns = prepared.quarterTurns
             var toStored = prepared.toStored
             let dpi = image.resolution
+            // Upright page (uploaded resolution) → recognition pixels: the scale, the crop, any quarter
+            // turn, then any deskew.
+            var forward = Affine(a: prepared.scale, b: 0, c: -Double(prepared.origin.x), d: 0, e: prepared.scale, f: -Double(prepared.origin.y))
             // Quarter turns found by orientation detection (see `readPage`), applied before the deskew.
             if turns != 0 {
                 // The page as EXIF left it, at the uploaded resolution (exact, not from scaled pixels).
@@ -160,6 +201,8 @@ extension Recognizer {
                 let before = Affine.rotation(quarterTurns: turns,
                                              width: Double(sideways ? header.height : header.width),
                                              height: Double(sideways ? header.width : header.height))
+                forward = before.inverse.then(forward)
+                    .then(Affine.rotation(quarterTurns: turns, width: Double(image.width), height: Double(image.height)))
                 image = try image.rotated(quarterTurns: turns)
                 image.setResolution(dpi)
                 toStored = before.inverse.then(toStored)
@@ -167,8 +210,6 @@ extension Recognizer {
             }
             let sideways = quarterTurns % 2 == 1
             let size = (width: sideways ? header.height : header.width, height: sideways ? header.width : header.height)
-            // Upright page → recognition pixels: the scale, then any deskew.
-            var forward = Affine(a: prepared.scale, b: 0, c: 0, d: 0, e: prepared.scale, f: 0)
             var deskewAngle = 0.0
             if mode != .line && configuration.deskew {
                 let started = Instant.now()
@@ -282,8 +323,10 @@ extension Recognizer {
         func attempt(turns: Int, steps: inout [OCRResult.Step]) throws(WireError) -> (PreparedPage, RecognizedPage, [String: String], Double) {
             let t1 = Instant.now()
             let page = try preprocess(prepared, header: header, mode: mode, turns: turns, steps: &steps)
-            // A page turned or deskewed after it was measured is read with the full layout analysis.
-            let segmentation = chooseSegmentation(columns: turns == 0 && page.deskewAngle == 0 ? prepared.columns : nil, mode: mode, steps: &steps)
+            // A page turned or deskewed by more than a little after it was measured is read with the full
+            // layout analysis (a slanted gutter is not seen).
+            let measured = turns == 0 && abs(page.deskewAngle) < configuration.columnsKeptBelowSkew
+            let segmentation = chooseSegmentation(columns: measured ? prepared.columns : nil, mode: mode, steps: &steps)
             let t2 = Instant.now()
             let recognized: RecognizedPage
             do { recognized = try engine.recognize(page.image, segmentation: segmentation, symbols: request.symbols ?? true) } catch {

@@ -16,6 +16,9 @@ public final class Recognizer {
         installed = Set(Engine.installedLanguages(dataPath: configuration.dataPath))
     }
 
+    /// The version of the Tesseract library loaded (Debian 12's 5.3.0; see docs/ocr.md).
+    public static var engineVersion: String { Engine.version }
+
     /// Installed Tesseract packs.
     public var installedLanguages: [String] { installed.sorted() }
 

@@ -86,6 +86,15 @@ public final class Image {
         return Image(owning: out)
     }
 
+    /// The rectangle at (x, y) of `width`×`height` pixels, clipped to the image.
+    public func cropped(x: Int, y: Int, width: Int, height: Int) throws(ImageError) -> Image {
+        guard let box = boxCreate(Int32(x), Int32(y), Int32(width), Int32(height)) else { throw ImageError(.internalFailure, "crop failed") }
+        var owned: UnsafeMutablePointer<BOX>? = box
+        defer { boxDestroy(&owned) }
+        guard let out = pixClipRectangle(pix, box, nil) else { throw ImageError(.internalFailure, "crop failed") }
+        return Image(owning: out)
+    }
+
     public func copy() throws(ImageError) -> Image {
         guard let out = pixCopy(nil, pix) else { throw ImageError(.internalFailure, "copy failed") }
         return Image(owning: out)

@@ -37,4 +37,15 @@ struct ColumnsTests {
     func single() {
         #expect(!Recognizer.hasColumns(Self.lines(Array(repeating: (100, 1400), count: 50)), glyphHeight: 20))
     }
+
+    @Test("The text box takes text-sized glyphs and a title, leaves out specks, keeps a margin")
+    func textBox() throws {
+        let body = Self.lines(Array(repeating: (300, 700), count: 20), top: 400)
+        let title = [PixelBox(x: 320, y: 300, width: 40, height: 60)]
+        let specks = [PixelBox(x: 5, y: 5, width: 4, height: 4), PixelBox(x: 1500, y: 2000, width: 5, height: 5)]
+        let box = try #require(Recognizer.textBox(body + title + specks, glyphHeight: 20))
+        #expect(box.x == 300 - 60 && box.y == 300 - 60)
+        #expect(box.x + box.width > 700 && box.x + box.width < 800)
+        #expect(box.y + box.height < 1100)
+    }
 }
