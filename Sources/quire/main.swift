@@ -1,4 +1,5 @@
 import Foundation
+import QuireOCR
 import QuireSupport
 import QuireWire
 
@@ -67,7 +68,7 @@ do {
         printOut(usage)
         status = arguments.isEmpty ? 2 : 0
     case "--version", "version":
-        printOut("quire \(quireVersion)")
+        printOut("quire \(quireVersion) (OCR engine: tesseract \(Recognizer.engineVersion))")
         status = 0
     case "broker":
         status = try BrokerCommand.run(Array(arguments.dropFirst()))

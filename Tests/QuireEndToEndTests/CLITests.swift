@@ -7,6 +7,8 @@ struct CLITests {
         let r = try runQuire(["--version"])
         #expect(r.status == 0)
         #expect(r.out.hasPrefix("quire 0."))
+        // The engine the worker would load, as the library reports it (5.3.0 on Debian 12).
+        #expect(r.out.contains("(OCR engine: tesseract 5."))
     }
 
     @Test func help() throws {
