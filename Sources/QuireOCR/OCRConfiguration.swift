@@ -71,8 +71,6 @@ public struct OCRConfiguration: Sendable, Equatable {
     /// does not read every line a second time inverted (white on black), which cost 5–15% of the time
     /// on the receipts and found nothing there (`QUIRE_TESSERACT_VARIABLES=name=value,…` adds or overrides).
     public var engineVariables: [String: String]
-    /// The resolution assumed when a file declares none or an implausible one.
-    public var fallbackDPI: Int
     /// Engines kept per worker thread (one per language set).
     public var enginesPerThread: Int
 
@@ -106,7 +104,6 @@ public struct OCRConfiguration: Sendable, Equatable {
         dropNoiseWords: Bool = true,
         noiseConfidence: Double = 0.5,
         engineVariables: [String: String] = ["tessedit_do_invert": "0"],
-        fallbackDPI: Int = 300,
         enginesPerThread: Int = 3
     ) {
         self.dataPath = dataPath
@@ -138,7 +135,6 @@ public struct OCRConfiguration: Sendable, Equatable {
         self.dropNoiseWords = dropNoiseWords
         self.noiseConfidence = noiseConfidence
         self.engineVariables = engineVariables
-        self.fallbackDPI = fallbackDPI
         self.enginesPerThread = enginesPerThread
     }
 

@@ -101,7 +101,7 @@ extension Recognizer {
         return 1
     }
 
-    func prepare(_ bytes: [UInt8], header: Image.Header, page: Int, exif: Int, request: OCRRequest, engine: Engine) throws(WireError) -> Prepared {
+    func prepare(_ bytes: [UInt8], header: Image.Header, page: Int, exif: Int, request: OCRRequest) throws(WireError) -> Prepared {
         do throws(ImageError) {
             let pixels = header.width * header.height
             let mode = request.mode ?? .document
@@ -315,7 +315,7 @@ extension Recognizer {
     func readPage(_ bytes: [UInt8], header: Image.Header, number: Int, exif: Int, request: OCRRequest, mode: OCRRequest.Mode,
                   outputs: Set<OCRRequest.Output>, engine: Engine) throws(WireError) -> PageRead {
         let t0 = Instant.now()
-        let prepared = try prepare(bytes, header: header, page: number - 1, exif: exif, request: request, engine: engine)
+        let prepared = try prepare(bytes, header: header, page: number - 1, exif: exif, request: request)
         var steps = prepared.steps
         var prepareSeconds = Instant.now().seconds(since: t0)
         var recognizeSeconds = 0.0
@@ -438,10 +438,17 @@ extension Affine {
 
     func apply(_ x: Double, _ y: Double) -> (x: Double, y: Double) { (a * x + b * y + c, d * x + e * y + f) }
 
-    /// The axis-aligned box around the image of a rectangle.
-    func boundingBox(x: Double, y: Double, width: Double, height: Double) -> (x0: Double, y0: Double, x1: Double, y1: Double) {
+    /// The whole pixels covering the image of a rectangle: the box around its mapped corners, left and
+    /// top rounded down, right and bottom up, within a `size` page.
+    func pixelBox(x: Double, y: Double, width: Double, height: Double, within size: (width: Int, height: Int))
+        -> (x0: Int, y0: Int, x1: Int, y1: Int) {
         let corners = [apply(x, y), apply(x + width, y), apply(x + width, y + height), apply(x, y + height)]
-        return (corners.map(\.x).min()!, corners.map(\.y).min()!, corners.map(\.x).max()!, corners.map(\.y).max()!)
+        let xs = corners.map(\.x), ys = corners.map(\.y)
+        let x0 = min(size.width, max(0, Int((xs.min() ?? 0).rounded(.down))))
+        let y0 = min(size.height, max(0, Int((ys.min() ?? 0).rounded(.down))))
+        let x1 = min(size.width, max(x0, Int((xs.max() ?? 0).rounded(.up))))
+        let y1 = min(size.height, max(y0, Int((ys.max() ?? 0).rounded(.up))))
+        return (x0, y0, x1, y1)
     }
 
     /// The factor by which lengths change (the scale part of a scale-and-turn map).

@@ -9,9 +9,7 @@ enum Renderings {
         guard !toPage.isIdentity else { return text }
         let scale = 1 / toPage.lengthScale
         func mapped(_ l: Double, _ t: Double, _ r: Double, _ b: Double) -> (Int, Int, Int, Int) {
-            let m = toPage.boundingBox(x: l, y: t, width: r - l, height: b - t)
-            let x0 = min(size.width, max(0, Int(m.x0.rounded(.down)))), y0 = min(size.height, max(0, Int(m.y0.rounded(.down))))
-            return (x0, y0, min(size.width, max(x0, Int(m.x1.rounded(.up)))), min(size.height, max(y0, Int(m.y1.rounded(.up)))))
+            toPage.pixelBox(x: l, y: t, width: r - l, height: b - t, within: size)
         }
         func near(_ v: Substring) -> String {
             let x = (Double(v) ?? 0) / scale

@@ -10,11 +10,7 @@ enum ResultBuilder {
     static func page(_ page: RecognizedPage, number: Int, size: (width: Int, height: Int), toPage: Affine, scale: Double, quarterTurns: Int,
                      mirrored: Bool, deskewAngle corrected: Double, transform: Affine, renderings: [String: String]?) -> OCRResult.Page {
         func box(_ b: PixelBox) -> OCRResult.Box {
-            let mapped = toPage.boundingBox(x: Double(b.x), y: Double(b.y), width: Double(b.width), height: Double(b.height))
-            let x0 = min(size.width, max(0, Int(mapped.x0.rounded(.down))))
-            let y0 = min(size.height, max(0, Int(mapped.y0.rounded(.down))))
-            let x1 = min(size.width, max(x0, Int(mapped.x1.rounded(.up))))
-            let y1 = min(size.height, max(y0, Int(mapped.y1.rounded(.up))))
+            let (x0, y0, x1, y1) = toPage.pixelBox(x: Double(b.x), y: Double(b.y), width: Double(b.width), height: Double(b.height), within: size)
             return OCRResult.Box(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
         }
         func polygon(_ b: OCRResult.Box) -> [OCRResult.Point] {

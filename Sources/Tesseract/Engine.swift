@@ -248,25 +248,6 @@ public final class Engine {
                                 script: script.map { String(cString: $0) } ?? "")
     }
 
-    /// The heights of the text lines layout analysis finds (no recognition: a fraction of its cost).
-    /// Used to choose the scale at which text is read best.
-    public func textLineHeights(_ image: Image) -> [Int] {
-        TessBaseAPISetPageSegMode(handle, PSM_AUTO)
-        TessBaseAPISetImage2(handle, image.pix)
-        if image.resolution > 0 { TessBaseAPISetSourceResolution(handle, Int32(image.resolution)) }
-        defer { TessBaseAPIClear(handle) }
-        guard let iterator = TessBaseAPIAnalyseLayout(handle) else { return [] }
-        defer { TessPageIteratorDelete(iterator) }
-        var heights: [Int] = []
-        repeat {
-            var l: Int32 = 0, t: Int32 = 0, r: Int32 = 0, b: Int32 = 0
-            if TessPageIteratorBoundingBox(iterator, RIL_TEXTLINE, &l, &t, &r, &b) != 0, r - l > b - t {
-                heights.append(Int(b - t))
-            }
-        } while TessPageIteratorNext(iterator, RIL_TEXTLINE) != 0
-        return heights
-    }
-
     /// Frees the last image and results (the engine stays initialised).
     public func clear() { TessBaseAPIClear(handle) }
 }

@@ -71,8 +71,6 @@ extension Image {
         var boxes: UnsafeMutablePointer<BOXA>? = boxa
         defer { boxaDestroy(&boxes) }
         let count = Int(boxaGetCount(boxa))
-        // A page with a dark background reads as one huge component: nothing to measure.
-        guard count >= 1 else { return [] }
         var glyphs: [PixelBox] = []
         glyphs.reserveCapacity(count)
         let tallest = max(8, height / 4)
@@ -80,7 +78,7 @@ extension Image {
             var x: Int32 = 0, y: Int32 = 0, w: Int32 = 0, h: Int32 = 0
             guard boxaGetBoxGeometry(boxa, Int32(index), &x, &y, &w, &h) == 0 else { continue }
             // Glyphs are at least 4 px high, at most three times as wide as high (ligatures, "m"),
-            // at most 6 times as high as wide ("l", "1" are thin but not rules).
+            // at most 8 times as high as wide ("l", "1" are thin but not rules).
             if h >= 4, h <= tallest, w <= 3 * h, h <= 8 * max(1, w) {
                 glyphs.append(PixelBox(x: Int(x), y: Int(y), width: Int(w), height: Int(h)))
             }
@@ -88,8 +86,8 @@ extension Image {
         return glyphs
     }
 
-    /// The skew of the text lines, in degrees (positive: the lines fall to the right, so the page must
-    /// turn counter-clockwise to level them), and Leptonica's confidence in it (about 3 or more is a
+    /// The skew of the text lines, in degrees: the clockwise turn that levels them (positive when the
+    /// lines rise to the right, as `rotated(degrees:)` takes it), and Leptonica's confidence in it (about 3 or more is a
     /// clear answer). nil when no skew can be measured (a blank page).
     ///
     /// - Parameter range: the largest skew looked for, in degrees either way.
