@@ -1,4 +1,5 @@
 import Foundation
+import QuireWire
 
 /// The PUB topics of the broker's stats socket. Each message is two frames: the topic, then one JSON
 /// object (`proto-json/stats-snapshot.schema.json`, `proto-json/stats-event.schema.json`).
@@ -290,38 +291,6 @@ public struct WorkerStats: Codable, Sendable, Equatable {
         try c.encode(connectedSeconds, forKey: .connectedSeconds)
         try c.encode(lastHeartbeatSecondsAgo, forKey: .lastHeartbeatSecondsAgo)
         try c.encode(report, forKey: .report)
-    }
-}
-
-/// What a Quire worker says about itself in the extra frame of its HEARTBEAT
-/// (`proto-json/worker-report.schema.json`).
-public struct WorkerReport: Codable, Sendable, Equatable {
-    /// Requests the worker process answered since it started.
-    public var jobsDone: Int
-    /// Seconds spent inside the service's handler (the OCR engine, the token signer) since start.
-    public var engineSeconds: Double
-    /// Resident memory of the worker process, from /proc/self/statm.
-    public var rssBytes: Int
-    public var pid: Int32
-
-    public init(jobsDone: Int, engineSeconds: Double, rssBytes: Int, pid: Int32) {
-        self.jobsDone = jobsDone
-        self.engineSeconds = engineSeconds
-        self.rssBytes = rssBytes
-        self.pid = pid
-    }
-
-    /// The heartbeat extension frame.
-    public var jsonFrame: [UInt8] {
-        (try? Array(StatsJSON.encoder().encode(self))) ?? Array("{}".utf8)
-    }
-
-    /// Reads a heartbeat extension frame; `nil` when it is not a report (ignored, never an error).
-    public init?(jsonFrame: [UInt8]) {
-        guard jsonFrame.first == UInt8(ascii: "{"), jsonFrame.count <= 4_096,
-              let report = try? JSONDecoder().decode(WorkerReport.self, from: Data(jsonFrame)),
-              report.jobsDone >= 0, report.rssBytes >= 0, report.engineSeconds.isFinite, report.engineSeconds >= 0 else { return nil }
-        self = report
     }
 }
 

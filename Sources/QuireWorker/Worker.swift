@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import QuireStats
 import QuireSupport
 import QuireWire
 import Synchronization

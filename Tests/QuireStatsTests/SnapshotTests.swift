@@ -1,5 +1,7 @@
 import Foundation
 import QuireStats
+import QuireSupport
+import QuireWire
 import Testing
 
 func sampleSnapshot(sequence: UInt64 = 7, startedAtMs: Int64 = 1_795_970_000_000, timeMs: Int64 = 1_795_970_624_953,
