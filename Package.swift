@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "QuireWorker", targets: ["QuireWorker"]),
         .library(name: "QuireClient", targets: ["QuireClient"]),
         .library(name: "QuireStats", targets: ["QuireStats"]),
+        .library(name: "QuireJWT", targets: ["QuireJWT"]),
         .library(name: "QuireTokens", targets: ["QuireTokens"]),
     ],
     targets: [
@@ -28,32 +29,38 @@ let package = Package(
         .target(name: "QuireSupport"),
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
         .target(name: "QuireWire"),
-        .target(name: "QuireBroker", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport", "QuireStats", "QuireTokens", "CSQLite"]),
+        // The broker verifies tokens (QuireJWT) and never links the issuing side (QuireTokens).
+        .target(name: "QuireBroker", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport", "QuireStats", "QuireJWT", "CSQLite"]),
         .target(name: "QuireWorker", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport"]),
         // Stats: the snapshot model, histogram and renderers (no sockets), and the monitoring tools
         // that subscribe to the broker's stats socket (terminal view, Prometheus exporter).
         .target(name: "QuireStats", dependencies: ["QuireSupport", "QuireWire"]),
         .target(name: "QuireMonitor", dependencies: ["QuireStats", "ZeroMQ", "QuireSupport"]),
         .target(name: "QuireClient", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport"]),
-        .target(name: "QuireTokens", dependencies: ["CSodium", "QuireWire", "QuireSupport"]),
+        // Tokens, verifying side: the JWT format, JWKS, the verifier and its cache (what the broker links).
+        .target(name: "QuireJWT", dependencies: ["CSodium", "QuireWire"]),
+        // Tokens, issuing side: signing keys, the argon2id client registry, the token authority and the
+        // token worker's services.
+        .target(name: "QuireTokens", dependencies: ["CSodium", "QuireJWT", "QuireWire", "QuireSupport", "QuireWorker"]),
         .target(name: "Tesseract", dependencies: ["CTesseract", "CHeif"]),
         .target(name: "QuireOCR", dependencies: ["Tesseract", "QuireWire", "QuireWorker", "QuireSupport"]),
         .target(
             name: "QuireBench",
-            dependencies: ["QuireBroker", "QuireWorker", "QuireClient", "QuireOCR", "Tesseract", "QuireWire", "QuireSupport", "ZeroMQ", "QuireTokens"]
+            dependencies: ["QuireBroker", "QuireWorker", "QuireClient", "QuireOCR", "Tesseract", "QuireWire", "QuireSupport", "ZeroMQ", "QuireTokens",
+                           "QuireJWT"]
         ),
 
         .executableTarget(
             name: "quire",
             dependencies: ["QuireBroker", "QuireWorker", "QuireClient", "QuireWire", "QuireSupport", "ZeroMQ", "QuireBench", "QuireOCR",
-                           "QuireStats", "QuireMonitor", "QuireTokens"]
+                           "QuireStats", "QuireMonitor", "QuireTokens", "QuireJWT"]
         ),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "QuireWireTests", dependencies: ["QuireWire"]),
-        .testTarget(name: "QuireBrokerTests", dependencies: ["QuireBroker", "QuireWire", "QuireStats", "QuireTokens", "ZeroMQ", "QuireSupport"]),
+        .testTarget(name: "QuireBrokerTests", dependencies: ["QuireBroker", "QuireWire", "QuireStats", "QuireJWT", "QuireTokens", "ZeroMQ", "QuireSupport"]),
         .testTarget(name: "QuireStatsTests", dependencies: ["QuireStats", "QuireMonitor", "QuireSupport", "QuireWire"]),
-        .testTarget(name: "QuireTokensTests", dependencies: ["QuireTokens", "QuireWire", "QuireSupport"]),
+        .testTarget(name: "QuireTokensTests", dependencies: ["QuireTokens", "QuireJWT", "QuireWire", "QuireSupport"]),
         .testTarget(name: "QuireOCRTests", dependencies: ["QuireOCR", "QuireWire", "Tesseract"]),
         .testTarget(name: "QuireBenchTests", dependencies: ["QuireBench"]),
         .testTarget(

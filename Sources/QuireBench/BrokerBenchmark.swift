@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import QuireBroker
 import QuireClient
+import QuireJWT
 import QuireSupport
 import QuireTokens
 import QuireWire

@@ -1,5 +1,5 @@
 import QuireSupport
-import QuireTokens
+import QuireJWT
 import QuireWire
 
 /// How the broker checks tokens. `nil` in ``BrokerConfiguration/auth`` means auth is off.
@@ -35,10 +35,9 @@ public struct AuthConfiguration: Sendable, Equatable {
         self.jwksWait = jwksWait
     }
 
-    /// Services every client may call without a token: discovery and the token endpoint itself.
-    public static func isProtected(_ service: String) -> Bool {
-        !(service.hasPrefix("mmi.") || service.hasPrefix("auth."))
-    }
+    /// Services every client may call without a token: discovery and the token endpoint itself
+    /// (``ServiceClass/needsToken``).
+    public static func isProtected(_ service: String) -> Bool { ServiceClass(service).needsToken }
 }
 
 /// The broker's token check, kept inside ``BrokerState``: pure, time passed in.
@@ -80,7 +79,7 @@ struct AuthGate: Sendable {
     /// Checks the token of a request to `service`. The token is the `token` member of the request's
     /// first JSON frame; for `titanic.*` the frame after the target service or the job id.
     mutating func check(service: String, body: [[UInt8]], now: Instant, wallSeconds: Int64, mayPark: Bool) -> Decision {
-        let titanic = service.hasPrefix("titanic.")
+        let titanic = ServiceClass(service) == .jobs
         let index = titanic ? 1 : 0
         guard body.count > index else { return .deny(missing(service)) }
         let token: String

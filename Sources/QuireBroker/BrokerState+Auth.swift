@@ -1,5 +1,5 @@
 import QuireSupport
-import QuireTokens
+import QuireJWT
 import QuireWire
 
 /// The broker's side of token checks: fetching the public keys (JWKS) from `auth.jwks` through its own
@@ -11,12 +11,12 @@ extension BrokerState {
         gate.fetching = true
         gate.lastFetch = now
         auth = gate
-        let request = Request(id: nextRequestID, origin: .jwks, service: "auth.jwks", body: [Array("{}".utf8)],
+        let request = Request(id: nextRequestID, origin: .jwks, service: ReservedService.authJWKS, body: [Array("{}".utf8)],
                               deadline: now + configuration.requestTimeout, attempts: 0)
         nextRequestID &+= 1
-        services["auth.jwks", default: Service()].queue.append(request)
+        services[ReservedService.authJWKS, default: Service()].queue.append(request)
         actions.append(.log(.debug, "fetching the JWKS from auth.jwks", [:]))
-        dispatch(service: "auth.jwks", now: now, into: &actions)
+        dispatch(service: ReservedService.authJWKS, now: now, into: &actions)
     }
 
     mutating func receiveJWKS(_ body: [[UInt8]], now: Instant, into actions: inout [BrokerAction]) {

@@ -9,7 +9,7 @@ extension BrokerState {
             gate.parked.removeAll { $0.until <= now }
             gate.parkedBytes = gate.parked.reduce(0) { $0 + $1.frames.reduce(0) { $0 + $1.count } }
             if gate.haveKeys, !gate.fetching, let last = gate.lastFetch, now >= last + gate.configuration.jwksMaxAge,
-               workerCount(service: "auth.jwks") > 0 {
+               workerCount(service: ReservedService.authJWKS) > 0 {
                 auth = gate
                 fetchJWKS(now: now, into: &actions)
             } else {

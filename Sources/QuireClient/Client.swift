@@ -386,7 +386,7 @@ extension QuireClient {
     /// Asks the broker whether `service` has a worker, in one attempt of at most `timeout`. Throws
     /// ``ClientError`` (`.timeout` when the broker does not answer).
     public func availability(of service: String, timeout: Milliseconds) async throws -> ServiceAvailability {
-        let reply = try await request(service: "mmi.service", body: [Array(service.utf8)], timeout: timeout, retries: 0)
+        let reply = try await request(service: ReservedService.mmiService, body: [Array(service.utf8)], timeout: timeout, retries: 0)
         switch reply.first.map({ String(decoding: $0, as: UTF8.self) }) {
         case "200": return .available
         case "404": return .absent

@@ -1,4 +1,5 @@
 import Foundation
+import QuireJWT
 
 /// A client allowed to ask `auth.token` for tokens. Its secret is kept only as an argon2id hash.
 public struct RegisteredClient: Codable, Sendable, Equatable {

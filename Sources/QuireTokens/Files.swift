@@ -1,4 +1,5 @@
 import Foundation
+import QuireJWT
 #if canImport(Glibc)
 import Glibc
 #endif

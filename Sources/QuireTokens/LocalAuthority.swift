@@ -1,4 +1,5 @@
 import Foundation
+import QuireJWT
 
 /// First-start setup for a single machine (`quire up`): a signing key and a local client whose
 /// credentials the CLI on the same machine finds in the data folder without flags.

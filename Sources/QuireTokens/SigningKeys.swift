@@ -1,4 +1,5 @@
 import Foundation
+import QuireJWT
 
 /// One Ed25519 signing key of the token worker.
 public struct SigningKey: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import Foundation
+import QuireJWT
 import QuireWire
 import Synchronization
 

@@ -1,4 +1,5 @@
 import Foundation
+import QuireJWT
 
 /// Frame 1 of an `auth.token` request (`proto-json/auth-token-request.schema.json`), with the field
 /// names of RFC 6749 §4.4.2 and, for reader tokens, RFC 8693 §2.1.

@@ -1,5 +1,6 @@
 import Foundation
 import QuireClient
+import QuireJWT
 import QuireSupport
 import QuireTokens
 import QuireWire
@@ -166,7 +167,7 @@ enum TokenCommand {
         guard arguments.positionals.isEmpty else { throw UsageError(command: "quire token", message: "unexpected argument '\(arguments.positionals[0])'") }
         let configuration = try clientConfiguration(arguments)
         // A broker without a token worker says so at once (MMI) instead of after the timeouts.
-        guard try Preflight.run(arguments, configuration: configuration, service: "auth.token", wantsToken: false) != nil else { return 1 }
+        guard try Preflight.run(arguments, configuration: configuration, service: ReservedService.authToken, wantsToken: false) != nil else { return 1 }
         let response: TokenResponse
         do {
             if let job = arguments.string("job") {
@@ -197,7 +198,7 @@ enum TokenCommand {
     }
 }
 
-/// The token worker: `auth.token` and `auth.jwks` from one data folder.
+/// The token worker's settings: ``TokenService``'s `auth.token` and `auth.jwks` over one data folder.
 enum TokenWorker {
     static func services(_ arguments: Arguments, logger: Logger) throws -> [WorkerService] {
         let directory = DataDirectory.resolve(arguments)
@@ -222,31 +223,7 @@ enum TokenWorker {
             "data": directory, "issuer": configuration.issuer, "audience": configuration.audience,
             "token_ttl_s": String(configuration.tokenLifetime), "kids": (try? authority.jwks().keys.compactMap(\.kid).joined(separator: ",")) ?? "",
         ])
-        return [
-            WorkerService(name: "auth.token") { TokenHandler(authority: authority, logger: logger) },
-            WorkerService(name: "auth.jwks", runsInline: true) { JWKSHandler(authority: authority) },
-        ]
-    }
-
-    final class TokenHandler: RequestHandler {
-        let authority: TokenAuthority
-        let logger: Logger
-        init(authority: TokenAuthority, logger: Logger) {
-            self.authority = authority
-            self.logger = logger
-        }
-
-        func handle(_ request: WorkerRequest) throws -> [[UInt8]] {
-            let (frame, summary) = authority.respond(to: request.body.first ?? [])
-            logger.info("token request", metadata: summary)
-            return [frame]
-        }
-    }
-
-    final class JWKSHandler: RequestHandler {
-        let authority: TokenAuthority
-        init(authority: TokenAuthority) { self.authority = authority }
-        func handle(_ request: WorkerRequest) throws -> [[UInt8]] { [authority.handleJWKSRequest()] }
+        return TokenService.make(authority: authority, logger: logger)
     }
 }
 

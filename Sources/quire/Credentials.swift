@@ -1,5 +1,6 @@
 import Foundation
 import QuireClient
+import QuireJWT
 import QuireSupport
 import QuireTokens
 import QuireWire
@@ -82,7 +83,7 @@ enum ClientAuth {
 
     /// Sends one `auth.token` request with `client`.
     static func fetch(_ request: TokenRequest, client: QuireClient) async throws -> TokenResponse {
-        let frames = try await client.request(service: "auth.token", body: [request.jsonFrame])
+        let frames = try await client.request(service: ReservedService.authToken, body: [request.jsonFrame])
         guard let first = frames.first else { throw ClientError(.protocolError, "auth.token sent an empty reply") }
         if let error = WireError(jsonFrame: first) { throw ClientError(.remote, error.message, remote: error) }
         return try TokenResponse(jsonFrame: first)
@@ -98,7 +99,7 @@ enum ClientAuth {
 
     /// Whether requests to `service` carry a token (`auth.*` and `mmi.*` never do).
     static func isProtected(_ service: String) -> Bool {
-        !service.hasPrefix("auth.") && !service.hasPrefix("mmi.")
+        ServiceClass(service).needsToken
     }
 }
 

@@ -232,7 +232,7 @@ enum JobCommands {
 
     static func status(_ args: [String], service: String) throws -> Int32 {
         if args.contains("--help") || args.contains("-h") { printOut(statusHelp); return 0 }
-        let command = "quire " + service.dropFirst("titanic.".count)
+        let command = "quire " + service.dropFirst(ServiceClass.jobsPrefix.count)
         let arguments = try Arguments(command: command, args, valued: ClientAuth.options.union(["broker", "timeout-ms", "log-level"]))
         let id = try jobID(arguments)
         let configuration = try clientConfiguration(arguments)

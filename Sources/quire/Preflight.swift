@@ -1,5 +1,6 @@
 import Foundation
 import QuireClient
+import QuireJWT
 import QuireSupport
 import QuireTokens
 import QuireWire
@@ -66,7 +67,7 @@ struct Preflight {
                     }
                 }
                 if let credentials {
-                    if try await ask("auth.token") == .absent {
+                    if try await ask(ReservedService.authToken) == .absent {
                         preflight.tokenSkipped = true
                     } else {
                         do {
@@ -95,7 +96,7 @@ struct Preflight {
                 }
                 if !heard && !(service.map(Preflight.isMMI) ?? false) {
                     // Nothing asked yet (a given token, a broker-side service): is anyone there?
-                    _ = try await ask("titanic.request")
+                    _ = try await ask(Titanic.request)
                 }
                 return preflight
             }
@@ -120,16 +121,16 @@ struct Preflight {
 
     /// Whether requests to `service` need a worker: not the broker's own `mmi.*` and `titanic.*`.
     static func needsWorker(_ service: String) -> Bool {
-        !isMMI(service) && !service.hasPrefix("titanic.")
+        !ServiceClass(service).isServedByBroker
     }
 
-    static func isMMI(_ service: String) -> Bool { service.hasPrefix("mmi.") }
+    static func isMMI(_ service: String) -> Bool { ServiceClass(service) == .management }
 
     /// The command that starts a worker for `service`.
     static func starter(_ service: String) -> String {
         switch service {
         case "ocr", "echo": "quire worker \(service)"
-        case "auth.token", "auth.jwks": "quire worker token"
+        case ReservedService.authToken, ReservedService.authJWKS: "quire worker token"
         default: "a worker that sends READY for '\(service)'"
         }
     }

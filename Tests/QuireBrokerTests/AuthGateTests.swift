@@ -1,4 +1,5 @@
 import Foundation
+import QuireJWT
 import QuireSupport
 import QuireTokens
 import QuireWire

@@ -52,7 +52,7 @@ extension JobMachine {
         guard case .success(let target) = MajordomoCodec.validateServiceName(body[0]) else {
             return refuse(client, service, WireError(.badRequest, "frame 1 is not a valid service name", service: service), into: &actions)
         }
-        if target.hasPrefix("titanic.") || target.hasPrefix("mmi.") {
+        if ServiceClass(target).isServedByBroker {
             return refuse(client, service, WireError(.unknownService, "'\(target)' is one of the broker's own services; it cannot be a job", service: target),
                           into: &actions)
         }

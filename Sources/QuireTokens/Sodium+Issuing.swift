@@ -1,17 +1,9 @@
 internal import CSodium
-import Foundation
+import QuireJWT
 
-/// The few libsodium primitives Quire uses, behind Swift types. Nothing cryptographic is written by
-/// hand: Ed25519 signatures, argon2id password hashes, SHA-256, keyed BLAKE2b and the system CSPRNG
-/// all come from libsodium.
-enum Sodium {
-    /// `sodium_init` once per process; it is safe to call from many threads, and cheap after the first.
-    static let ready: Bool = sodium_init() >= 0
-
-    static func ensureReady() throws(TokenStoreError) {
-        guard ready else { throw TokenStoreError("sodium_init failed") }
-    }
-
+/// The libsodium primitives only the issuing side uses: key pairs and signatures, argon2id hashes of
+/// client secrets, keyed hashes and the system CSPRNG.
+extension Sodium {
     /// `count` bytes from the system CSPRNG.
     static func randomBytes(_ count: Int) -> [UInt8] {
         _ = ready
@@ -23,9 +15,7 @@ enum Sodium {
     }
 
     static let seedBytes = Int(crypto_sign_ed25519_seedbytes())
-    static let publicKeyBytes = Int(crypto_sign_ed25519_publickeybytes())
     static let secretKeyBytes = Int(crypto_sign_ed25519_secretkeybytes())
-    static let signatureBytes = Int(crypto_sign_ed25519_bytes())
 
     /// The Ed25519 key pair for a 32-byte seed (the seed is what Quire stores).
     static func keyPair(seed: [UInt8]) throws(TokenStoreError) -> (publicKey: [UInt8], secretKey: [UInt8]) {
@@ -47,13 +37,6 @@ enum Sodium {
         return signature
     }
 
-    /// Whether `signature` is `message` signed by the holder of `publicKey`.
-    static func verify(_ signature: [UInt8], of message: [UInt8], publicKey: [UInt8]) -> Bool {
-        _ = ready
-        guard signature.count == signatureBytes, publicKey.count == publicKeyBytes else { return false }
-        return crypto_sign_ed25519_verify_detached(signature, message, UInt64(message.count), publicKey) == 0
-    }
-
     /// An argon2id hash in libsodium's self-describing string form (`$argon2id$v=19$m=…,t=…,p=…$salt$hash`).
     static func passwordHash(_ secret: String) throws(TokenStoreError) -> String {
         try ensureReady()
@@ -72,14 +55,6 @@ enum Sodium {
         return crypto_pwhash_str_verify(hash, secret, UInt64(secret.utf8.count)) == 0
     }
 
-    /// SHA-256 (for RFC 7638 JWK thumbprints).
-    static func sha256(_ message: [UInt8]) -> [UInt8] {
-        _ = ready
-        var out = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_bytes()))
-        _ = crypto_hash_sha256(&out, message, UInt64(message.count))
-        return out
-    }
-
     /// Keyed BLAKE2b-256: a per-process fingerprint of a secret, safe to keep in memory as a cache key.
     static func keyedHash(_ message: [UInt8], key: [UInt8]) -> [UInt8] {
         _ = ready
@@ -93,12 +68,4 @@ enum Sodium {
         guard a.count == b.count else { return false }
         return sodium_memcmp(a, b, a.count) == 0
     }
-}
-
-/// A failure of the token worker's own storage or crypto setup (files, keys): an operator's problem,
-/// never a client's.
-public struct TokenStoreError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
 }

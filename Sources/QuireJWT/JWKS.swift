@@ -62,7 +62,7 @@ public struct JWK: Codable, Sendable, Equatable {
 }
 
 /// Compact JSON with sorted keys and unescaped slashes: stable bytes for the same value.
-func canonicalJSON<T: Encodable>(_ value: T) -> [UInt8] {
+package func canonicalJSON<T: Encodable>(_ value: T) -> [UInt8] {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     // Only plain strings, integers and arrays are encoded: this cannot fail.

@@ -39,15 +39,15 @@ public struct AccessClaims: Sendable, Equatable {
     /// - Any other service `S` needs scope `S`.
     public func authorize(service: String, targetService: String? = nil, job: String? = nil) -> TokenError? {
         if isReader {
-            guard service == "titanic.reply" || service == "titanic.status" else { return .missingScope(service) }
+            guard service == Titanic.reply || service == Titanic.status else { return .missingScope(service) }
             guard let mine = self.job, job == mine else { return .wrongJob }
             return nil
         }
-        if service == "titanic.request" {
+        if service == Titanic.request {
             guard let target = targetService else { return .missingScope(service) }
             return scopes.contains(target) ? nil : .missingScope(target)
         }
-        if service.hasPrefix("titanic.") { return nil }
+        if ServiceClass(service) == .jobs { return nil }
         return scopes.contains(service) ? nil : .missingScope(service)
     }
 }

@@ -1,0 +1,50 @@
+/// The service names Quire reserves, classified in one place.
+///
+/// Three prefixes are not ordinary services: `mmi.` (service discovery, RFC 8) and `titanic.`
+/// (durable jobs, RFC 9) are answered by the broker itself, so no worker may register for them;
+/// `auth.` is the token worker's, which every client may call without a token (it is how a client
+/// gets one). The broker, the token verifier, the client library and the CLI ask here rather than
+/// testing prefixes of their own.
+public enum ServiceClass: Sendable, Equatable {
+    /// `mmi.*`: the broker's Majordomo Management Interface.
+    case management
+    /// `titanic.*`: the broker's durable jobs.
+    case jobs
+    /// `auth.*`: the token worker's services.
+    case auth
+    /// Any other name: served by workers, behind a token when auth is on.
+    case ordinary
+
+    public static let managementPrefix = "mmi."
+    public static let jobsPrefix = "titanic."
+    public static let authPrefix = "auth."
+
+    public init(_ service: String) {
+        if service.hasPrefix(Self.managementPrefix) {
+            self = .management
+        } else if service.hasPrefix(Self.jobsPrefix) {
+            self = .jobs
+        } else if service.hasPrefix(Self.authPrefix) {
+            self = .auth
+        } else {
+            self = .ordinary
+        }
+    }
+
+    /// The broker answers these itself; a worker that offers one is disconnected.
+    public var isServedByBroker: Bool { self == .management || self == .jobs }
+
+    /// Whether a request needs a token when auth is on: everything but discovery and the token
+    /// endpoint itself.
+    public var needsToken: Bool { self == .jobs || self == .ordinary }
+}
+
+/// The reserved services Quire implements, by name.
+public enum ReservedService {
+    /// RFC 8: is there a worker for the service named in the body? `200` or `404`.
+    public static let mmiService = "mmi.service"
+    /// The token worker's OAuth 2.0 client-credentials grant.
+    public static let authToken = "auth.token"
+    /// The token worker's public keys (JWKS), which the broker fetches to verify tokens.
+    public static let authJWKS = "auth.jwks"
+}
