@@ -1,0 +1,64 @@
+import Dispatch
+import Foundation
+import QuireBroker
+import QuireClient
+import QuireOCR
+import QuireSupport
+import QuireWire
+import QuireWorker
+import Synchronization
+import Tesseract
+import ZeroMQ
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `quire bench ocr` runs, with every default in one place.
+public struct OCRBenchOptions: Sendable, Equatable {
+    /// The folder of images.
+    public var directory: String
+    /// Look into subfolders too; only the top level when false.
+    public var recursive = true
+    /// OCR worker threads, `tesseract` processes at a time and raw engine threads alike.
+    public var workers = 2
+    /// Measured passes over the images (each run: Quire under load, one in flight, CLI, raw engine).
+    public var repeats = 1
+    /// Languages as given (BCP-47 or Tesseract names); resolved to installed packs for all three.
+    public var languages: [String] = ["eng"]
+    /// The page segmentation, the same for all three.
+    public var mode: OCRRequest.Mode = .document
+    /// The worker's limits and language packs (also the CLI's `--tessdata-dir`).
+    public var configuration = OCRConfiguration()
+    /// Switch the worker's scaling policy off (Quire and the raw engine alike): every image is read at
+    /// its own size, as the CLI reads it. To see what the policy costs or saves.
+    public var noScaling = false {
+        didSet {
+            guard noScaling else { return }
+            configuration.textScaling = false
+            configuration.maxRecognitionPixels = .max
+        }
+    }
+    /// The `tesseract` executable; nil skips the CLI.
+    public var tesseract: String? = "/usr/bin/tesseract"
+    /// One image not answered (or one `tesseract` process not finished) within this fails that image.
+    public var requestTimeout: Milliseconds = 300_000
+    /// Every phase stops sending new images after this long and reports what it measured; the
+    /// warm-ups fail past it.
+    public var phaseTimeout: Milliseconds = 1_800_000
+
+    public init(directory: String) { self.directory = directory }
+
+    /// `line` for a folder named `lines`, else `document`.
+    public static func defaultMode(for directory: String) -> OCRRequest.Mode {
+        URL(fileURLWithPath: directory).standardizedFileURL.lastPathComponent == "lines" ? .line : .document
+    }
+
+    /// Tesseract's `--psm` for a mode, as the worker maps it.
+    public static func psm(for mode: OCRRequest.Mode) -> Int {
+        switch mode {
+        case .document: 3
+        case .text: 11
+        case .line: 7
+        }
+    }
+}

@@ -1,0 +1,226 @@
+import Dispatch
+import Foundation
+import QuireBroker
+import QuireClient
+import QuireOCR
+import QuireSupport
+import QuireWire
+import QuireWorker
+import Synchronization
+import Tesseract
+import ZeroMQ
+#if canImport(Glibc)
+import Glibc
+#endif
+
+
+extension OCRBenchmark {
+    /// The request's JSON frame: the languages and the mode, the rest as the worker defaults it.
+    func requestFrame(languages: [String]) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return Array(try encoder.encode(OCRRequest(languages: languages, mode: options.mode)))
+    }
+
+    // MARK: - Quire
+
+    /// One reply with one request in flight, for the breakdown.
+    struct Reply: Sendable {
+        let image: Int
+        let nanoseconds: UInt64
+        let bytes: Int
+        let summary: ReplySummary?
+    }
+
+    /// The broker, the OCR workers and the client: broker and workers share one context, as in
+    /// `quire up`; the client has its own, as a separate process would. Then a warm-up until every
+    /// worker has loaded its engine.
+    func startQuire(_ rig: QuireRig, frame: [UInt8], smallest: BenchImage) throws {
+        rig.frame = frame
+        rig.inFlight = 2 * options.workers
+        let serverContext = try Context()
+        rig.contexts.append(serverContext)
+        let brokerConfiguration = BrokerConfiguration(bind: "tcp://127.0.0.1:*", requestTimeout: options.requestTimeout)
+        let broker = try Broker(configuration: brokerConfiguration, context: serverContext, logger: logger)
+        let bound = DispatchSemaphore(value: 0)
+        progress("Quire: starting the broker and \(options.workers) OCR workers")
+        let brokerThread = BenchThread(name: "bench-broker") { try broker.run(onBound: { _ in bound.signal() }) }
+        rig.stopBroker = { [logger] in
+            broker.stop()
+            if brokerThread.join(timeout: 5_000) { return true }
+            logger.warning("the broker did not stop within 5 s")
+            return false
+        }
+        let bindDeadline = Instant.now() + Milliseconds(10_000)
+        while bound.wait(timeout: .now() + .milliseconds(20)) == .timedOut {
+            if brokerThread.hasFinished {
+                throw BenchError("the Quire broker failed to start: \(brokerThread.error.map { String(describing: $0) } ?? "it returned")")
+            }
+            if Instant.now() >= bindDeadline { throw BenchError("the Quire broker did not bind within 10 s") }
+        }
+        guard let endpoint = broker.boundEndpoint else { throw BenchError("the Quire broker has no bound endpoint") }
+
+        var workerConfiguration = WorkerConfiguration(broker: endpoint)
+        workerConfiguration.heartbeatInterval = brokerConfiguration.heartbeatInterval
+        workerConfiguration.heartbeatLiveness = brokerConfiguration.heartbeatLiveness
+        let service = OCRService.make(configuration: options.configuration)
+        for index in 0..<options.workers {
+            let worker = try Worker(configuration: workerConfiguration, service: service, context: serverContext, logger: logger)
+            rig.workers.append(worker)
+            rig.workerThreads.append(BenchThread(name: "bench-ocr-worker-\(index)") { try worker.run() })
+        }
+        let clientContext = try Context()
+        rig.contexts.append(clientContext)
+        let client = try QuireClient(
+            configuration: ClientConfiguration(broker: endpoint, timeout: options.requestTimeout, retries: 0, maxInFlight: rig.inFlight),
+            context: clientContext)
+        rig.clients.append(client)
+
+        let workers = rig.workers
+        let threads = rig.workerThreads
+        let warmBody = [frame, smallest.bytes]
+        let warmName = smallest.name
+        let inFlight = rig.inFlight
+        progress("Quire: warm-up with \(smallest.name) until all \(workers.count) workers have loaded their engines")
+        try awaitBlocking("Quire: the warm-up", timeout: options.phaseTimeout) {
+            repeat {
+                if let failed = threads.first(where: { $0.hasFinished }) {
+                    throw BenchError("an OCR worker stopped: \(failed.error.map { String(describing: $0) } ?? "it returned")")
+                }
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for _ in 0..<inFlight {
+                        group.addTask {
+                            do {
+                                _ = try await client.request(service: OCRService.name, body: warmBody)
+                            } catch {
+                                throw BenchError("\(warmName): \(error)")
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            } while workers.contains(where: { $0.requestsServed == 0 })
+        }
+    }
+
+    /// Every image once with 2 per worker in flight; no new one after the phase deadline.
+    func quirePass(_ rig: QuireRig, images: [BenchImage], problems: Problems) throws -> Tally {
+        guard let client = rig.client else { throw BenchError("Quire: no client") }
+        let bodies = images.map { [rig.frame, $0.bytes] }
+        let names = images.map(\.name)
+        let inFlight = rig.inFlight
+        let stopAt = Instant.now() + options.phaseTimeout
+        let hardLimit = Milliseconds(options.phaseTimeout.value + options.requestTimeout.value + 10_000)
+        let servedBefore = rig.workers.map(\.requestsServed)
+        let cpu0 = CPUSnapshot.now()
+        let (samples, seconds) = try awaitBlocking("Quire: the run under load", timeout: hardLimit) {
+            () async throws -> ([UInt64], Double) in
+            let tickets = TicketCounter()
+            let samples = Locked<[UInt64]>([])
+            let start = Instant.now()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<min(inFlight, bodies.count) {
+                    group.addTask {
+                        while true {
+                            let ticket = tickets.take()
+                            guard ticket < bodies.count, Instant.now() < stopAt else { return }
+                            let t0 = Instant.now()
+                            do {
+                                _ = try await client.request(service: OCRService.name, body: bodies[ticket])
+                                let elapsed = Instant.now().nanoseconds &- t0.nanoseconds
+                                samples.withLock { $0.append(elapsed) }
+                            } catch let error as ClientError where error.code == .cancelled {
+                                throw error
+                            } catch {
+                                problems.add(names[ticket], "quire", String(describing: error))
+                            }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            return (samples.withLock { $0 }, max(Instant.now().seconds(since: start), 1e-9))
+        }
+        let cpu = cpu0.until(CPUSnapshot.now())
+        if samples.count < images.count, Instant.now() >= stopAt {
+            progress("Quire: stopped at the \(options.phaseTimeout.value) ms phase limit after \(samples.count) images")
+        }
+        var tally = Tally(samples: samples, seconds: seconds, cpu: cpu)
+        tally.perWorker = zip(rig.workers.map(\.requestsServed), servedBefore).map { $0 - $1 }
+        return tally
+    }
+
+    /// Every image once, one request in flight; the worker's timings are read from each reply off the clock.
+    func quireSequentialPass(_ rig: QuireRig, images: [BenchImage], problems: Problems) throws -> (Tally, [Reply]) {
+        guard let client = rig.client else { throw BenchError("Quire: no client") }
+        let bodies = images.map { [rig.frame, $0.bytes] }
+        let names = images.map(\.name)
+        let stopAt = Instant.now() + options.phaseTimeout
+        let hardLimit = Milliseconds(options.phaseTimeout.value + options.requestTimeout.value + 10_000)
+        let start = Instant.now()
+        let cpu0 = CPUSnapshot.now()
+        let replies = try awaitBlocking("Quire: the run with one in flight", timeout: hardLimit) { () async throws -> [Reply] in
+            var out: [Reply] = []
+            let decoder = JSONDecoder()
+            for ticket in bodies.indices {
+                let t0 = Instant.now()
+                if t0 >= stopAt { break }
+                do {
+                    let reply = try await client.request(service: OCRService.name, body: bodies[ticket])
+                    let elapsed = Instant.now().nanoseconds &- t0.nanoseconds
+                    let summary = reply.first.flatMap { try? decoder.decode(ReplySummary.self, from: Data($0)) }
+                    out.append(Reply(image: ticket, nanoseconds: elapsed, bytes: reply.first?.count ?? 0, summary: summary))
+                } catch let error as ClientError where error.code == .cancelled {
+                    throw error
+                } catch {
+                    problems.add(names[ticket], "quire-latency", String(describing: error))
+                }
+            }
+            return out
+        }
+        let samples = replies.map(\.nanoseconds)
+        var tally = Tally(samples: samples, seconds: Instant.now().seconds(since: start), cpu: cpu0.until(CPUSnapshot.now()))
+        for reply in replies { tally.texts[reply.image] = reply.summary?.text ?? "" }
+        return (tally, replies)
+    }
+
+    /// Medians of the one-in-flight replies: the round trip, the worker's decode and recognise times, the rest.
+    static func breakdown(_ replies: [Reply]) -> OCRBenchBreakdown? {
+        let timed = replies.compactMap { reply in reply.summary.map { (reply, $0) } }
+        guard !timed.isEmpty else { return nil }
+        func median(_ values: [Double]) -> Double {
+            let sorted = values.sorted()
+            return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+        }
+        let e2e = timed.map { Double($0.0.nanoseconds) / 1e6 }
+        let decode = timed.map { $0.1.metadata.timings.decodeMs }
+        let recognize = timed.map { $0.1.metadata.timings.recognizeMs }
+        let rest = timed.map { Double($0.0.nanoseconds) / 1e6 - $0.1.metadata.timings.decodeMs - $0.1.metadata.timings.recognizeMs }
+        return OCRBenchBreakdown(
+            endToEndMs: round2(median(e2e)), decodeMs: round2(median(decode)), recognizeMs: round2(median(recognize)),
+            restMs: round2(median(rest)), jsonEncodeMs: nil, replyBytes: Int(median(timed.map { Double($0.0.bytes) })))
+    }
+
+    /// The parts of a reply the breakdown needs (decoding only these is cheaper than the whole result).
+    struct ReplySummary: Decodable, Sendable {
+        struct Metadata: Decodable, Sendable {
+            struct Timings: Decodable, Sendable {
+                var decodeMs: Double
+                var recognizeMs: Double
+            }
+            var timings: Timings
+        }
+        var text: String
+        var metadata: Metadata
+    }
+}
+
+/// The Quire side of the benchmark: the shared rig, with a minute for each OCR worker to finish the
+/// image in hand, and the request frame and concurrency of its passes.
+final class QuireRig: Rig {
+    var frame: [UInt8] = []
+    var inFlight = 2
+    var client: QuireClient? { clients.first }
+
+    init(logger: Logger) { super.init(logger: logger, workerStopTimeout: 60_000) }
+}
