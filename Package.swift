@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "QuireStats", targets: ["QuireStats"]),
         .library(name: "QuireJWT", targets: ["QuireJWT"]),
         .library(name: "QuireTokens", targets: ["QuireTokens"]),
+        .library(name: "QuireStack", targets: ["QuireStack"]),
     ],
     targets: [
         .systemLibrary(name: "CZeroMQ", providers: [.apt(["libzmq3-dev"])]),
@@ -44,16 +45,20 @@ let package = Package(
         .target(name: "QuireTokens", dependencies: ["CSodium", "QuireJWT", "QuireWire", "QuireSupport", "QuireWorker"]),
         .target(name: "Tesseract", dependencies: ["CTesseract", "CHeif"]),
         .target(name: "QuireOCR", dependencies: ["Tesseract", "QuireWire", "QuireWorker", "QuireSupport"]),
+        // One process's stack: a broker, workers of any kind, started and stopped in order (`quire up`,
+        // the benchmarks, in-process tests).
+        .target(name: "QuireStack", dependencies: ["QuireBroker", "QuireWorker", "ZeroMQ", "QuireSupport"]),
+        // The benchmarks: a leaf that only the executable's `bench` command imports; no library depends on it.
         .target(
             name: "QuireBench",
-            dependencies: ["QuireBroker", "QuireWorker", "QuireClient", "QuireOCR", "Tesseract", "QuireWire", "QuireSupport", "ZeroMQ", "QuireTokens",
-                           "QuireJWT"]
+            dependencies: ["QuireStack", "QuireBroker", "QuireWorker", "QuireClient", "QuireOCR", "Tesseract", "QuireWire", "QuireSupport", "ZeroMQ",
+                           "QuireTokens", "QuireJWT"]
         ),
 
         .executableTarget(
             name: "quire",
             dependencies: ["QuireBroker", "QuireWorker", "QuireClient", "QuireWire", "QuireSupport", "ZeroMQ", "QuireBench", "QuireOCR",
-                           "QuireStats", "QuireMonitor", "QuireTokens", "QuireJWT"]
+                           "QuireStats", "QuireMonitor", "QuireTokens", "QuireJWT", "QuireStack"]
         ),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
@@ -63,6 +68,10 @@ let package = Package(
         .testTarget(name: "QuireTokensTests", dependencies: ["QuireTokens", "QuireJWT", "QuireWire", "QuireSupport"]),
         .testTarget(name: "QuireOCRTests", dependencies: ["QuireOCR", "QuireWire", "Tesseract"]),
         .testTarget(name: "QuireBenchTests", dependencies: ["QuireBench"]),
+        .testTarget(
+            name: "QuireStackTests",
+            dependencies: ["QuireStack", "QuireBroker", "QuireWorker", "QuireClient", "QuireTokens", "QuireWire", "QuireSupport"]
+        ),
         .testTarget(
             name: "QuireEndToEndTests",
             dependencies: ["quire", "QuireClient", "QuireWire", "ZeroMQ"]

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import QuireClient
+import QuireStack
 import QuireSupport
 import QuireWorker
 import Synchronization
@@ -11,44 +12,6 @@ public struct BenchError: Error, Sendable, CustomStringConvertible {
     public var message: String
     public init(_ message: String) { self.message = message }
     public var description: String { message }
-}
-
-/// A blocking loop (broker, worker) on a dedicated thread, never on the cooperative pool, that can be
-/// joined with a deadline.
-final class BenchThread: Sendable {
-    private let done = DispatchSemaphore(value: 0)
-    private let failure = Mutex<(any Error)?>(nil)
-    private let finished = Atomic<Bool>(false)
-
-    init(name: String, _ body: @escaping @Sendable () throws -> Void) {
-        let thread = Thread { [self] in
-            // Set once running: only then does Foundation pass the name on to the kernel, where
-            // profilers and top read it.
-            Thread.current.name = name
-            do {
-                try body()
-            } catch {
-                failure.withLock { $0 = error }
-            }
-            finished.store(true, ordering: .releasing)
-            done.signal()
-        }
-        thread.name = name
-        thread.start()
-    }
-
-    /// Waits up to `timeout` for the thread to end; `true` when it has.
-    func join(timeout: Milliseconds) -> Bool {
-        if finished.load(ordering: .acquiring) { return true }
-        guard done.wait(timeout: .now() + .milliseconds(Int(timeout.value))) == .success else { return false }
-        done.signal()  // so that a later join returns at once
-        return true
-    }
-
-    var hasFinished: Bool { finished.load(ordering: .acquiring) }
-
-    /// What the body threw, once it has ended.
-    var error: (any Error)? { failure.withLock { $0 } }
 }
 
 /// Runs async work on the cooperative pool and waits for it on this (non-pool) thread, at most
@@ -130,14 +93,14 @@ func groupedThousands(_ value: Double) -> String {
     return String(out.reversed())
 }
 
-/// Workers and clients against one broker, torn down in order whatever happened: stop the workers
-/// (each given `workerStopTimeout` to finish what it holds), stop the broker, close the clients,
-/// terminate the contexts. Owned by the benchmark's thread.
+/// Clients against one broker (a ``Stack``, or majortomo's with workers of the rig's own), torn down in
+/// order whatever happened: close the clients, stop the rig's workers (each given `workerStopTimeout` to
+/// finish what it holds), stop the broker, terminate the contexts. Owned by the benchmark's thread.
 class Rig {
     let logger: Logger
     let workerStopTimeout: Milliseconds
     var workers: [Worker] = []
-    var workerThreads: [BenchThread] = []
+    var workerThreads: [LoopThread] = []
     /// Stops the broker; `false` when it did not stop in time.
     var stopBroker: () -> Bool = { true }
     var clients: [QuireClient] = []
@@ -153,12 +116,8 @@ class Rig {
         guard !tornDown else { return }
         tornDown = true
         var clean = true
-        for worker in workers { worker.stop() }
-        for (index, thread) in workerThreads.enumerated() where !thread.join(timeout: workerStopTimeout) {
-            logger.warning("a worker did not stop in time", metadata: ["worker": String(index), "timeout_ms": String(workerStopTimeout.value)])
-            clean = false
-        }
-        if !stopBroker() { clean = false }
+        // The clients first: a stack's context may be theirs too (--shared-context), and it can only
+        // be terminated once their sockets are closed.
         for client in clients {
             do {
                 try awaitBlocking("closing the client", timeout: 5_000) { await client.close() }
@@ -168,6 +127,12 @@ class Rig {
             }
         }
         clients = []
+        for worker in workers { worker.stop() }
+        for (index, thread) in workerThreads.enumerated() where !thread.join(timeout: workerStopTimeout) {
+            logger.warning("a worker did not stop in time", metadata: ["worker": String(index), "timeout_ms": String(workerStopTimeout.value)])
+            clean = false
+        }
+        if !stopBroker() { clean = false }
         // A thread that did not stop still has sockets open, and terminating would wait for them
         // forever: shut those contexts down instead, which fails every blocking call with ETERM.
         // (A shared context appears more than once; terminating it again does nothing.)

@@ -3,6 +3,7 @@ import Foundation
 import QuireBroker
 import QuireClient
 import QuireJWT
+import QuireStack
 import QuireSupport
 import QuireTokens
 import QuireWire
@@ -90,56 +91,37 @@ public final class BrokerBenchmark: Sendable {
     private func runQuire() throws -> BrokerBenchResult {
         let rig = Rig(logger: logger)
         defer { rig.tearDown() }
-        let brokerContext = try Context()
-        rig.contexts.append(brokerContext)
         var configuration = BrokerConfiguration(bind: "tcp://127.0.0.1:*")
         if options.stats {
             configuration.statsBind = "tcp://127.0.0.1:*"
             configuration.statsInterval = options.statsInterval
         }
         var token: String?
-        var authority: TokenAuthority?
+        var groups: [WorkerGroup] = []
         let authDirectory = NSTemporaryDirectory() + "quire-bench-auth-\(getpid())"
         defer { if options.auth { try? FileManager.default.removeItem(atPath: authDirectory) } }
         if options.auth {
             // A token worker's keys and one client, in a temporary folder; no rate limit in the way.
             configuration.auth = AuthConfiguration(rateLimit: 1e9, burst: 1e9)
-            let made = try TokenAuthority(dataDirectory: authDirectory)
+            let authority = try TokenAuthority(dataDirectory: authDirectory)
             _ = try KeyStore(dataDirectory: authDirectory).ensureKey(now: epochSeconds())
             let (client, secret) = try ClientRegistry(dataDirectory: authDirectory).add(name: "bench", scopes: [Self.service], now: epochSeconds())
-            token = try made.issue(.credentials(Credentials(clientID: client.id, clientSecret: secret))).get().accessToken
-            authority = made
-        }
-        let broker = try Broker(configuration: configuration, context: brokerContext, logger: logger)
-        let bound = DispatchSemaphore(value: 0)
-        progress("Quire: starting the broker")
-        let thread = BenchThread(name: "bench-broker") {
-            try broker.run(onBound: { _ in bound.signal() })
-        }
-        rig.stopBroker = { [logger] in
-            broker.stop()
-            if thread.join(timeout: 5_000) { return true }
-            logger.warning("the broker did not stop within 5 s")
-            return false
-        }
-        let deadline = Instant.now() + Milliseconds(10_000)
-        while bound.wait(timeout: .now() + .milliseconds(20)) == .timedOut {
-            if thread.hasFinished {
-                throw BenchError("the Quire broker failed to start: \(thread.error.map { String(describing: $0) } ?? "it returned")")
-            }
-            if Instant.now() >= deadline { throw BenchError("the Quire broker did not bind within 10 s") }
-        }
-        guard let endpoint = broker.boundEndpoint else { throw BenchError("the Quire broker has no bound endpoint") }
-        if let authority {
+            token = try authority.issue(.credentials(Credentials(clientID: client.id, clientSecret: secret))).get().accessToken
             // The broker fetches the JWKS from auth.jwks when this worker registers.
-            let jwksContext = try Context()
-            rig.contexts.append(jwksContext)
-            let service = WorkerService(name: "auth.jwks", runsInline: true) { JWKSHandler(authority: authority) }
-            let worker = try Worker(configuration: WorkerConfiguration(broker: endpoint), service: service, context: jwksContext, logger: logger)
-            rig.workers.append(worker)
-            rig.workerThreads.append(BenchThread(name: "bench-jwks") { try worker.run() })
+            groups.append(WorkerGroup(service: TokenService.jwks(authority: authority), keepsHeartbeat: true, context: .own, threadName: "bench-jwks"))
         }
-        let subscriber = try broker.boundStatsEndpoint.map { try StatsDrain(endpoint: $0) }
+        // Workers and client get a context each, as separate processes would, unless --shared-context.
+        groups.append(WorkerGroup(service: EchoService.make(name: Self.service), count: options.workers, keepsHeartbeat: true,
+                                  context: options.sharedContext ? .broker : .own, threadName: "bench-worker"))
+        progress("Quire: starting the broker")
+        let stack: Stack
+        do {
+            stack = try Stack.start(StackConfiguration(broker: configuration, workers: groups), logger: logger)
+        } catch let error as StackError {
+            throw BenchError("the Quire \(error)")
+        }
+        rig.stopBroker = { stack.stop() }
+        let subscriber = try stack.statsEndpoint.map { try StatsDrain(endpoint: $0) }
         defer {
             if let subscriber {
                 let received = subscriber.stop()
@@ -154,9 +136,13 @@ public final class BrokerBenchmark: Sendable {
             expected = [Array("{}".utf8), payload]
         }
         let name = ["Quire"] + (options.stats ? ["stats on"] : []) + (options.auth ? ["auth on"] : [])
-        return try measure(rig: rig, name: name.count == 1 ? "Quire" : "Quire (\(name.dropFirst().joined(separator: ", ")))", endpoint: endpoint,
+        let echoWorkers = stack.workers.filter { $0.service.name == Self.service }
+        let clientContext = options.sharedContext ? stack.contexts[0] : try Context()
+        if !options.sharedContext { rig.contexts.append(clientContext) }
+        return try measure(rig: rig, name: name.count == 1 ? "Quire" : "Quire (\(name.dropFirst().joined(separator: ", ")))", endpoint: stack.endpoint,
                            dialect: .mdp02, requests: options.requests, body: body, expected: expected,
-                           shared: options.sharedContext ? brokerContext : nil)
+                           workers: echoWorkers, endedWorker: { stack.endedWorker.map { $0.error.map { String(describing: $0) } ?? "it returned" } },
+                           clientContext: clientContext)
     }
 
     /// The majortomo version `python` imports; throws when it cannot import majortomo and six.
@@ -195,8 +181,24 @@ public final class BrokerBenchmark: Sendable {
             usleep(20_000)
         }
         do {
+            // Quire's echo workers against majortomo's broker: a context for them and one for the client,
+            // or one for both with --shared-context.
+            let shared = options.sharedContext ? try Context() : nil
+            let workerContext = try shared ?? Context()
+            rig.contexts.append(workerContext)
+            let configuration = WorkerConfiguration(broker: endpoint, dialect: .majortomo)
+            for index in 0..<options.workers {
+                let worker = try Worker(configuration: configuration, service: EchoService.make(name: Self.service), context: workerContext, logger: logger)
+                rig.workers.append(worker)
+                rig.workerThreads.append(LoopThread(name: "bench-worker-\(index)") { try worker.run() })
+            }
+            let threads = rig.workerThreads
+            let clientContext = try shared ?? Context()
+            if shared == nil { rig.contexts.append(clientContext) }
             return try measure(rig: rig, name: "majortomo \(version)", endpoint: endpoint, dialect: .majortomo,
-                               requests: options.majortomoRequests, shared: options.sharedContext ? try Context() : nil)
+                               requests: options.majortomoRequests, workers: rig.workers,
+                               endedWorker: { threads.first(where: \.hasFinished).map { $0.error.map { String(describing: $0) } ?? "it returned" } },
+                               clientContext: clientContext)
         } catch {
             guard child.isRunning else {
                 throw BenchError("\(error)\nmajortomo's broker exited with status \(child.process.terminationStatus):\n\(child.outputTail())")
@@ -207,21 +209,10 @@ public final class BrokerBenchmark: Sendable {
 
     // MARK: - Measuring
 
-    /// Starts the workers and the client against `endpoint`, warms up, then measures. Workers and client
-    /// get a context each unless `shared` is given.
+    /// Starts the client against `endpoint` (on `clientContext`), warms up until each of `workers` has
+    /// served, then measures. `endedWorker` says why a worker stopped, if one did.
     private func measure(rig: Rig, name: String, endpoint: String, dialect: Dialect, requests: Int, body: [[UInt8]]? = nil, expected: [[UInt8]]? = nil,
-                         shared: Context?) throws -> BrokerBenchResult {
-        let workerContext = try shared ?? Context()
-        rig.contexts.append(workerContext)
-        let configuration = WorkerConfiguration(broker: endpoint, dialect: dialect)
-        for index in 0..<options.workers {
-            let worker = try Worker(configuration: configuration, service: EchoService.make(name: Self.service),
-                                    context: workerContext, logger: logger)
-            rig.workers.append(worker)
-            rig.workerThreads.append(BenchThread(name: "bench-worker-\(index)") { try worker.run() })
-        }
-        let clientContext = try shared ?? Context()
-        rig.contexts.append(clientContext)
+                         workers: [Worker], endedWorker: @escaping @Sendable () -> String?, clientContext: Context) throws -> BrokerBenchResult {
         let clientConfiguration = ClientConfiguration(broker: endpoint, dialect: dialect, timeout: options.requestTimeout,
                                                       retries: 0, maxInFlight: options.inFlight)
         let client = try QuireClient(configuration: clientConfiguration, context: clientContext)
@@ -230,16 +221,12 @@ public final class BrokerBenchmark: Sendable {
         let body = body ?? [Array(repeating: UInt8(ascii: "q"), count: options.payloadBytes)]
         let expected = expected ?? body
         let inFlight = options.inFlight
-        let workers = rig.workers
-        let threads = rig.workerThreads
         let warmup = options.warmupRequests
 
         progress("\(name): warm-up (\(warmup) requests, until all \(workers.count) workers have served)")
         try awaitBlocking("\(name): the warm-up", timeout: options.phaseTimeout) {
             repeat {
-                if let failed = threads.first(where: { $0.hasFinished }) {
-                    throw BenchError("a worker stopped: \(failed.error.map { String(describing: $0) } ?? "it returned")")
-                }
+                if let why = endedWorker() { throw BenchError("a worker stopped: \(why)") }
                 _ = try await Self.pipelined(client, body: body, expected: expected, requests: warmup, inFlight: inFlight)
             } while workers.contains(where: { $0.requestsServed == 0 })
         }
@@ -321,11 +308,4 @@ public final class BrokerBenchmark: Sendable {
         }
         return samples
     }
-}
-
-/// `auth.jwks` for the benchmark's broker: the public keys of its temporary token authority.
-private final class JWKSHandler: RequestHandler {
-    let authority: TokenAuthority
-    init(authority: TokenAuthority) { self.authority = authority }
-    func handle(_ request: WorkerRequest) throws -> [[UInt8]] { [authority.handleJWKSRequest()] }
 }

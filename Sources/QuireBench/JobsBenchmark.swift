@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import QuireBroker
 import QuireClient
+import QuireStack
 import QuireSupport
 import QuireWire
 import QuireWorker
@@ -90,31 +91,21 @@ public final class JobsBenchmark: Sendable {
         let rig = Rig(logger: logger)
         defer { rig.tearDown() }
 
-        let context = try Context()
-        rig.contexts.append(context)
         var configuration = BrokerConfiguration(bind: "tcp://127.0.0.1:*")
         configuration.jobs = JobConfiguration(directory: directory, services: ["echo", "bench.sink"])
-        let broker = try Broker(configuration: configuration, context: context, logger: logger)
-        let bound = DispatchSemaphore(value: 0)
+        // Echo workers with a context of their own, as a separate process would have.
+        let echo = WorkerGroup(service: EchoService.make(name: "echo"), count: options.workers, keepsHeartbeat: true, context: .own,
+                               threadName: "bench-worker")
         progress("starting the broker with its job store in \(directory)")
-        let thread = BenchThread(name: "bench-broker") { try broker.run(onBound: { _ in bound.signal() }) }
-        rig.stopBroker = {
-            broker.stop()
-            return thread.join(timeout: 10_000)
+        let stack: Stack
+        do {
+            stack = try Stack.start(StackConfiguration(broker: configuration, workers: [echo]), logger: logger)
+        } catch let error as StackError {
+            throw BenchError(error.description)
         }
-        while bound.wait(timeout: .now() + .milliseconds(20)) == .timedOut {
-            if thread.hasFinished { throw BenchError("the broker failed to start: \(thread.error.map { String(describing: $0) } ?? "it returned")") }
-        }
-        guard let endpoint = broker.boundEndpoint else { throw BenchError("the broker has no bound endpoint") }
+        rig.stopBroker = { stack.stop() }
+        let endpoint = stack.endpoint
 
-        let workerContext = try Context()
-        rig.contexts.append(workerContext)
-        for index in 0..<options.workers {
-            let worker = try Worker(configuration: WorkerConfiguration(broker: endpoint), service: EchoService.make(name: "echo"),
-                                    context: workerContext, logger: logger)
-            rig.workers.append(worker)
-            rig.workerThreads.append(BenchThread(name: "bench-worker-\(index)") { try worker.run() })
-        }
         let clientContext = try Context()
         rig.contexts.append(clientContext)
         let client = try QuireClient(configuration: ClientConfiguration(broker: endpoint, timeout: 30_000, retries: 0, maxInFlight: options.inFlight),

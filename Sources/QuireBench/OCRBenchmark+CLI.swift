@@ -3,6 +3,7 @@ import Foundation
 import QuireBroker
 import QuireClient
 import QuireOCR
+import QuireStack
 import QuireSupport
 import QuireWire
 import QuireWorker
@@ -63,10 +64,10 @@ extension OCRBenchmark {
         let stopAt = Instant.now() + options.phaseTimeout
         let cpu0 = CPUSnapshot.now()
         let start = Instant.now()
-        var threads: [BenchThread] = []
+        var threads: [LoopThread] = []
         for index in 0..<options.workers {
             let output = scratch + "/slot-\(index)"
-            threads.append(BenchThread(name: "bench-cli-\(index)") {
+            threads.append(LoopThread(name: "bench-cli-\(index)") {
                 while true {
                     let ticket = tickets.take()
                     guard ticket < images.count, Instant.now() < stopAt else { return }

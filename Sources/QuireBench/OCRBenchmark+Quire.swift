@@ -3,6 +3,7 @@ import Foundation
 import QuireBroker
 import QuireClient
 import QuireOCR
+import QuireStack
 import QuireSupport
 import QuireWire
 import QuireWorker
@@ -38,37 +39,21 @@ extension OCRBenchmark {
     func startQuire(_ rig: QuireRig, frame: [UInt8], smallest: BenchImage) throws {
         rig.frame = frame
         rig.inFlight = 2 * options.workers
-        let serverContext = try Context()
-        rig.contexts.append(serverContext)
         let brokerConfiguration = BrokerConfiguration(bind: "tcp://127.0.0.1:*", requestTimeout: options.requestTimeout)
-        let broker = try Broker(configuration: brokerConfiguration, context: serverContext, logger: logger)
-        let bound = DispatchSemaphore(value: 0)
+        let ocr = WorkerGroup(service: OCRService.make(configuration: options.configuration), count: options.workers, threadName: "bench-ocr-worker")
         progress("Quire: starting the broker and \(options.workers) OCR workers")
-        let brokerThread = BenchThread(name: "bench-broker") { try broker.run(onBound: { _ in bound.signal() }) }
-        rig.stopBroker = { [logger] in
-            broker.stop()
-            if brokerThread.join(timeout: 5_000) { return true }
-            logger.warning("the broker did not stop within 5 s")
-            return false
+        // A minute for each OCR worker to finish the image in hand when the run ends.
+        let stack: Stack
+        do {
+            stack = try Stack.start(StackConfiguration(broker: brokerConfiguration, workers: [ocr], workerStopTimeout: 60_000,
+                                                       brokerStopTimeout: 5_000), logger: logger)
+        } catch let error as StackError {
+            throw BenchError("the Quire \(error)")
         }
-        let bindDeadline = Instant.now() + Milliseconds(10_000)
-        while bound.wait(timeout: .now() + .milliseconds(20)) == .timedOut {
-            if brokerThread.hasFinished {
-                throw BenchError("the Quire broker failed to start: \(brokerThread.error.map { String(describing: $0) } ?? "it returned")")
-            }
-            if Instant.now() >= bindDeadline { throw BenchError("the Quire broker did not bind within 10 s") }
-        }
-        guard let endpoint = broker.boundEndpoint else { throw BenchError("the Quire broker has no bound endpoint") }
+        rig.stack = stack
+        rig.stopBroker = { stack.stop() }
+        let endpoint = stack.endpoint
 
-        var workerConfiguration = WorkerConfiguration(broker: endpoint)
-        workerConfiguration.heartbeatInterval = brokerConfiguration.heartbeatInterval
-        workerConfiguration.heartbeatLiveness = brokerConfiguration.heartbeatLiveness
-        let service = OCRService.make(configuration: options.configuration)
-        for index in 0..<options.workers {
-            let worker = try Worker(configuration: workerConfiguration, service: service, context: serverContext, logger: logger)
-            rig.workers.append(worker)
-            rig.workerThreads.append(BenchThread(name: "bench-ocr-worker-\(index)") { try worker.run() })
-        }
         let clientContext = try Context()
         rig.contexts.append(clientContext)
         let client = try QuireClient(
@@ -76,16 +61,15 @@ extension OCRBenchmark {
             context: clientContext)
         rig.clients.append(client)
 
-        let workers = rig.workers
-        let threads = rig.workerThreads
+        let workers = stack.workers
         let warmBody = [frame, smallest.bytes]
         let warmName = smallest.name
         let inFlight = rig.inFlight
         progress("Quire: warm-up with \(smallest.name) until all \(workers.count) workers have loaded their engines")
         try awaitBlocking("Quire: the warm-up", timeout: options.phaseTimeout) {
             repeat {
-                if let failed = threads.first(where: { $0.hasFinished }) {
-                    throw BenchError("an OCR worker stopped: \(failed.error.map { String(describing: $0) } ?? "it returned")")
+                if let ended = stack.endedWorker {
+                    throw BenchError("an OCR worker stopped: \(ended.error.map { String(describing: $0) } ?? "it returned")")
                 }
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for _ in 0..<inFlight {
@@ -111,7 +95,7 @@ extension OCRBenchmark {
         let inFlight = rig.inFlight
         let stopAt = Instant.now() + options.phaseTimeout
         let hardLimit = Milliseconds(options.phaseTimeout.value + options.requestTimeout.value + 10_000)
-        let servedBefore = rig.workers.map(\.requestsServed)
+        let servedBefore = rig.ocrWorkers.map(\.requestsServed)
         let cpu0 = CPUSnapshot.now()
         let (samples, seconds) = try awaitBlocking("Quire: the run under load", timeout: hardLimit) {
             () async throws -> ([UInt64], Double) in
@@ -146,7 +130,7 @@ extension OCRBenchmark {
             progress("Quire: stopped at the \(options.phaseTimeout.value) ms phase limit after \(samples.count) images")
         }
         var tally = Tally(samples: samples, seconds: seconds, cpu: cpu)
-        tally.perWorker = zip(rig.workers.map(\.requestsServed), servedBefore).map { $0 - $1 }
+        tally.perWorker = zip(rig.ocrWorkers.map(\.requestsServed), servedBefore).map { $0 - $1 }
         return tally
     }
 
@@ -215,12 +199,12 @@ extension OCRBenchmark {
     }
 }
 
-/// The Quire side of the benchmark: the shared rig, with a minute for each OCR worker to finish the
-/// image in hand, and the request frame and concurrency of its passes.
+/// The Quire side of the benchmark: the client rig with the stack it measures, and the request frame
+/// and concurrency of its passes.
 final class QuireRig: Rig {
     var frame: [UInt8] = []
     var inFlight = 2
+    var stack: Stack?
     var client: QuireClient? { clients.first }
-
-    init(logger: Logger) { super.init(logger: logger, workerStopTimeout: 60_000) }
+    var ocrWorkers: [Worker] { stack?.workers ?? [] }
 }

@@ -3,6 +3,7 @@ import Foundation
 import QuireBroker
 import QuireClient
 import QuireOCR
+import QuireStack
 import QuireSupport
 import QuireWire
 import QuireWorker
@@ -18,7 +19,7 @@ import Glibc
 /// each one. Owned by the benchmark's thread; the threads share only ``RawShared``.
 final class RawPool {
     let shared: RawShared
-    var threads: [BenchThread] = []
+    var threads: [LoopThread] = []
 
     init(configuration: OCRConfiguration, request: OCRRequest, images: [OCRBenchmark.BenchImage], problems: OCRBenchmark.Problems) {
         shared = RawShared(configuration: configuration, request: request, images: images, problems: problems)
@@ -30,7 +31,7 @@ final class RawPool {
         for index in 0..<count {
             let go = DispatchSemaphore(value: 0)
             shared.go.append(go)
-            threads.append(BenchThread(name: "bench-raw-\(index)") { shared.body(go: go, warmUp: warmUp) })
+            threads.append(LoopThread(name: "bench-raw-\(index)") { shared.body(go: go, warmUp: warmUp) })
         }
         let deadline = Instant.now() + timeout
         for _ in 0..<count {

@@ -1,3 +1,4 @@
+import QuireStack
 import QuireSupport
 import Synchronization
 import ZeroMQ
@@ -11,11 +12,11 @@ final class StatsDrain: Sendable {
     }
 
     private let flags = Flags()
-    private let thread: BenchThread
+    private let thread: LoopThread
 
     init(endpoint: String) throws {
         let flags = self.flags
-        thread = BenchThread(name: "bench-stats-sub") {
+        thread = LoopThread(name: "bench-stats-sub") {
             let context = try Context()
             defer { context.terminate() }
             let socket = try Socket(context: context, type: .sub)

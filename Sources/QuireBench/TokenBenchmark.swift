@@ -3,6 +3,7 @@ import Foundation
 import QuireBroker
 import QuireClient
 import QuireJWT
+import QuireStack
 import QuireSupport
 import QuireTokens
 import QuireWire
@@ -110,37 +111,18 @@ public struct TokenBenchmark {
                                 endToEndWorkers: options.workers, endToEndInFlight: options.inFlight)
     }
 
-    private final class MintHandler: RequestHandler {
-        let authority: TokenAuthority
-        init(authority: TokenAuthority) { self.authority = authority }
-        func handle(_ request: WorkerRequest) throws -> [[UInt8]] { [authority.handleTokenRequest(request.body.first ?? [])] }
-    }
-
     private func throughBroker(authority: TokenAuthority, credentials: Credentials) throws -> Double {
-        let context = try Context()
-        defer { context.terminate() }
-        let broker = try Broker(configuration: BrokerConfiguration(bind: "tcp://127.0.0.1:*"), context: context, logger: logger)
-        let bound = DispatchSemaphore(value: 0)
-        let brokerThread = BenchThread(name: "bench-broker") { try broker.run(onBound: { _ in bound.signal() }) }
-        defer {
-            broker.stop()
-            _ = brokerThread.join(timeout: 5_000)
+        // Broker and token workers in one context, as `quire up` runs them; the client has its own.
+        let tokens = WorkerGroup(service: TokenService.token(authority: authority, logger: logger), count: options.workers,
+                                 keepsHeartbeat: true, threadName: "bench-token")
+        let stack: Stack
+        do {
+            stack = try Stack.start(StackConfiguration(broker: BrokerConfiguration(bind: "tcp://127.0.0.1:*"), workers: [tokens]), logger: logger)
+        } catch let error as StackError {
+            throw BenchError(error.description)
         }
-        guard bound.wait(timeout: .now() + .seconds(10)) == .success, let endpoint = broker.boundEndpoint else {
-            throw BenchError("the broker did not bind")
-        }
-        let service = WorkerService(name: "auth.token") { MintHandler(authority: authority) }
-        var workers: [Worker] = []
-        var threads: [BenchThread] = []
-        for index in 0..<options.workers {
-            let worker = try Worker(configuration: WorkerConfiguration(broker: endpoint), service: service, context: context, logger: logger)
-            workers.append(worker)
-            threads.append(BenchThread(name: "bench-token-\(index)") { try worker.run() })
-        }
-        defer {
-            for worker in workers { worker.stop() }
-            for thread in threads { _ = thread.join(timeout: 5_000) }
-        }
+        defer { stack.stop() }
+        let endpoint = stack.endpoint
         let frame = TokenRequest.credentials(credentials).jsonFrame
         let seconds = options.seconds
         let inFlight = options.inFlight
@@ -148,7 +130,7 @@ public struct TokenBenchmark {
         return try awaitBlocking("minting through the broker", timeout: Milliseconds(Int64(seconds * 1_000) + 30_000)) {
             try await withClient(configuration: configuration) { client in
                 // Warm up: every worker registered and every connection made.
-                for _ in 0..<(inFlight * 2) { _ = try await client.request(service: "auth.token", body: [frame]) }
+                for _ in 0..<(inFlight * 2) { _ = try await client.request(service: ReservedService.authToken, body: [frame]) }
                 let start = Instant.now()
                 let stopAt = start + Milliseconds(Int64(seconds * 1_000))
                 let counter = TicketCounter()
@@ -156,7 +138,7 @@ public struct TokenBenchmark {
                     for _ in 0..<inFlight {
                         group.addTask {
                             while Instant.now() < stopAt {
-                                let reply = try await client.request(service: "auth.token", body: [frame])
+                                let reply = try await client.request(service: ReservedService.authToken, body: [frame])
                                 guard let first = reply.first, (try? TokenResponse(jsonFrame: first)) != nil else {
                                     throw BenchError("auth.token did not answer with a token")
                                 }

@@ -1,7 +1,9 @@
 import Foundation
 import QuireBroker
 import QuireClient
+import QuireJWT
 import QuireOCR
+import QuireStack
 import QuireSupport
 import QuireTokens
 import QuireWire
@@ -82,66 +84,41 @@ enum UpCommand {
         ensureSingleThreadedOpenMP()
         let logger = try makeLogger("quire.up", arguments)
 
-        let context = try Context()
-        let broker = try Broker(configuration: brokerConfiguration, context: context, logger: logger)
-        let bound = Mutex<String?>(nil)
-        let brokerDone = DispatchSemaphore(value: 0)
-        let brokerFailure = Mutex<String?>(nil)
-        let boundSignal = DispatchSemaphore(value: 0)
-        let brokerThread = Thread {
-            do {
-                try broker.run { endpoint in bound.withLock { $0 = endpoint }; boundSignal.signal() }
-            } catch {
-                brokerFailure.withLock { $0 = String(describing: error) }
-                boundSignal.signal()
-            }
-            brokerDone.signal()
-        }
-        brokerThread.name = "quire-broker"
-        brokerThread.start()
-        boundSignal.wait()
-        if let failure = brokerFailure.withLock({ $0 }) {
-            printError("quire up: \(failure)")
-            return 1
-        }
-        let endpoint = bound.withLock { $0 }!.replacingOccurrences(of: "0.0.0.0", with: "127.0.0.1")
-        var workerConfiguration = try WorkerConfiguration(environment: environment)
-        workerConfiguration.broker = endpoint
-        workerConfiguration.heartbeatInterval = brokerConfiguration.heartbeatInterval
-        workerConfiguration.heartbeatLiveness = brokerConfiguration.heartbeatLiveness
-        let service = OCRService.make(configuration: ocr)
-        var workers: [Worker] = []
-        for _ in 0..<threads {
-            workers.append(try Worker(configuration: workerConfiguration, service: service, context: context, logger: logger))
-        }
+        var groups = [WorkerGroup(service: OCRService.make(configuration: ocr), count: threads,
+                                  configuration: try WorkerConfiguration(environment: environment), threadName: "quire-worker-ocr")]
+        var credentials: Credentials?
         if let auth = brokerConfiguration.auth {
             // Auth on, with nothing to set up: a signing key and a local client on first start, in the
             // data folder (0600), which the CLI on this machine finds by itself; the token worker in here.
-            let credentials = try LocalAuthority.bootstrap(directory: dataDirectory)
+            credentials = try LocalAuthority.bootstrap(directory: dataDirectory)
             let tokens = try TokenWorker.services(dataDirectory: dataDirectory,
                                                   configuration: TokenAuthorityConfiguration(issuer: auth.issuer, audience: auth.audience),
                                                   logger: logger)
-            for tokenService in tokens {
-                workers.append(try Worker(configuration: workerConfiguration, service: tokenService, context: context, logger: logger))
-            }
+            groups += tokens.map { WorkerGroup(service: $0, configuration: groups[0].configuration, threadName: "quire-worker-token") }
+        }
+        let stack: Stack
+        do {
+            stack = try Stack.start(StackConfiguration(broker: brokerConfiguration, workers: groups), logger: logger)
+        } catch {
+            printError("quire up: \(error)")
+            return 1
+        }
+        if let credentials {
             logger.notice("auth on", metadata: ["credentials": LocalAuthority.credentialsPath(dataDirectory: dataDirectory), "client": credentials.clientID])
         } else {
             logger.warning("auth is off: any client that reaches the broker may use every service (--auth off)")
         }
-        logger.notice("quire up: broker and OCR workers running", metadata: ["endpoint": endpoint, "threads": String(threads)])
+        logger.notice("quire up: broker and OCR workers running", metadata: ["endpoint": stack.connectEndpoint, "threads": String(threads)])
         let stopping = Atomic<Int>(0)
-        let all = workers
         let signals = SignalWatcher { number in
             if stopping.add(1, ordering: .relaxed).newValue > 1 { _exit(1) }
             logger.notice("signal received; draining workers, then stopping the broker", metadata: ["signal": String(number)])
-            for worker in all { worker.stop() }
+            stack.stopWorkers()
         }
         defer { withExtendedLifetime(signals) {} }
-        let status = WorkerCommand.runWorkers(workers, logger: logger)
-        broker.stop()
-        brokerDone.wait()
-        context.terminate()
-        return status
+        let workersOK = stack.waitForWorkers()
+        stack.stop()
+        return workersOK ? 0 : 1
     }
 }
 

@@ -1,0 +1,107 @@
+import Foundation
+import QuireBroker
+import QuireClient
+import QuireStack
+import QuireSupport
+import QuireTokens
+import QuireWire
+import QuireWorker
+import Testing
+
+/// A whole stack in this process over real TCP sockets on a free port: what `quire up` and the
+/// benchmarks start, driven by a client as an app would drive it.
+@Suite("Stack: broker, workers and token worker in one process")
+struct StackTests {
+    static let logger = Logger(label: "test.stack", level: .warning)
+
+    /// A fresh folder, removed afterwards.
+    final class Folder {
+        let path = NSTemporaryDirectory() + "quire-stack-\(UUID().uuidString)"
+        deinit { try? FileManager.default.removeItem(atPath: path) }
+    }
+
+    func client(_ stack: Stack) -> ClientConfiguration {
+        ClientConfiguration(broker: stack.connectEndpoint, timeout: 10_000, retries: 0, maxInFlight: 16)
+    }
+
+    @Test("echo workers behind a broker on a system-chosen port answer requests; stop ends every part")
+    func echo() async throws {
+        let echo = WorkerGroup(service: EchoService.make(name: "echo"), count: 2, context: .own)
+        let stack = try Stack.start(StackConfiguration(broker: BrokerConfiguration(bind: "tcp://127.0.0.1:*"), workers: [echo]), logger: Self.logger)
+        #expect(!stack.endpoint.hasSuffix(":*"))
+        #expect(stack.connectEndpoint.hasPrefix("tcp://127.0.0.1:"))
+        #expect(stack.workers.count == 2)
+        try await withClient(configuration: client(stack)) { client in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<40 {
+                    group.addTask {
+                        let body = [Array("request \(index)".utf8), [UInt8(index), 0, 255]]
+                        let reply = try await client.request(service: "echo", body: body)
+                        #expect(reply == body)
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        #expect(stack.workers.reduce(0) { $0 + $1.requestsServed } == 40)
+        #expect(stack.endedWorker == nil)
+        #expect(stack.stop())
+        #expect(stack.waitForWorkers())
+        #expect(stack.stop(), "a second stop gives the first outcome")
+    }
+
+    @Test("with its store the broker keeps durable jobs: submit, then the result from titanic.reply")
+    func durableJobs() async throws {
+        let folder = Folder()
+        var broker = BrokerConfiguration(bind: "tcp://127.0.0.1:*")
+        broker.jobs = JobConfiguration(directory: folder.path)
+        let stack = try Stack.start(StackConfiguration(broker: broker, workers: [WorkerGroup(service: EchoService.make(name: "echo"))]),
+                                    logger: Self.logger)
+        defer { stack.stop() }
+        try await withClient(configuration: client(stack)) { client in
+            let accepted = try await client.request(service: Titanic.request, body: [Array("echo".utf8), Array("page".utf8)])
+            #expect(accepted.first == Array("200".utf8))
+            let id = try #require(accepted.count == 2 ? accepted[1] : nil)
+            let reply = try await client.request(service: Titanic.reply, body: [id, Array(#"{"waitMs":5000}"#.utf8)])
+            #expect(reply.first == Array("200".utf8))
+            #expect(reply.last == Array("page".utf8))
+        }
+        #expect(FileManager.default.fileExists(atPath: folder.path + "/jobs.sqlite3"))
+    }
+
+    @Test("auth on: the token worker in the stack issues a token that the broker accepts, and nothing passes without one")
+    func tokenWorker() async throws {
+        let folder = Folder()
+        let authority = try TokenAuthority(dataDirectory: folder.path)
+        _ = try KeyStore(dataDirectory: folder.path).ensureKey(now: epochSeconds())
+        let (registered, secret) = try ClientRegistry(dataDirectory: folder.path).add(name: "app", scopes: ["echo"], now: epochSeconds())
+        var broker = BrokerConfiguration(bind: "tcp://127.0.0.1:*")
+        broker.auth = AuthConfiguration()
+        let groups = TokenService.make(authority: authority, logger: Self.logger).map { WorkerGroup(service: $0) }
+            + [WorkerGroup(service: EchoService.make(name: "echo"))]
+        let stack = try Stack.start(StackConfiguration(broker: broker, workers: groups), logger: Self.logger)
+        defer { stack.stop() }
+        try await withClient(configuration: client(stack)) { client in
+            let request = TokenRequest.credentials(Credentials(clientID: registered.id, clientSecret: secret))
+            let reply = try await client.request(service: ReservedService.authToken, body: [request.jsonFrame])
+            let token = try TokenResponse(jsonFrame: try #require(reply.first)).accessToken
+
+            let refusal = await #expect(throws: ClientError.self) {
+                _ = try await client.request(service: "echo", body: [Array("{}".utf8)])
+            }
+            #expect(refusal?.remote?.code == .unauthenticated)
+
+            let echoed = try await client.request(service: "echo", body: [Array(#"{"token":"\#(token)"}"#.utf8), Array("hi".utf8)])
+            #expect(echoed == [Array("{}".utf8), Array("hi".utf8)])
+        }
+    }
+
+    @Test("a broker that cannot bind fails the start with the reason, and nothing is left running")
+    func bindFailure() throws {
+        let first = try Stack.start(StackConfiguration(broker: BrokerConfiguration(bind: "tcp://127.0.0.1:*")), logger: Self.logger)
+        defer { first.stop() }
+        #expect(throws: StackError.self) {
+            _ = try Stack.start(StackConfiguration(broker: BrokerConfiguration(bind: first.endpoint)), logger: Self.logger)
+        }
+    }
+}
