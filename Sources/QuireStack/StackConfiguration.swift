@@ -44,7 +44,8 @@ public struct WorkerGroup: Sendable {
     /// Keep ``configuration``'s heartbeat instead of matching the broker's.
     public var keepsHeartbeat: Bool
     public var context: ContextChoice
-    /// The threads are named `name-0`, `name-1`, … (what `top -H` and profilers show).
+    /// The threads are named `name-0`, `name-1`, … (what `top -H` and profilers show; Linux keeps 15
+    /// characters of a thread's name).
     public var threadName: String
 
     public init(service: WorkerService, count: Int = 1, configuration: WorkerConfiguration = WorkerConfiguration(),
@@ -54,7 +55,7 @@ public struct WorkerGroup: Sendable {
         self.configuration = configuration
         self.keepsHeartbeat = keepsHeartbeat
         self.context = context
-        self.threadName = threadName ?? "quire-worker-\(service.name)"
+        self.threadName = threadName ?? "quire-\(service.name)"
     }
 }
 

@@ -85,7 +85,7 @@ enum UpCommand {
         let logger = try makeLogger("quire.up", arguments)
 
         var groups = [WorkerGroup(service: OCRService.make(configuration: ocr), count: threads,
-                                  configuration: try WorkerConfiguration(environment: environment), threadName: "quire-worker-ocr")]
+                                  configuration: try WorkerConfiguration(environment: environment), threadName: "quire-ocr")]
         var credentials: Credentials?
         if let auth = brokerConfiguration.auth {
             // Auth on, with nothing to set up: a signing key and a local client on first start, in the
@@ -94,7 +94,7 @@ enum UpCommand {
             let tokens = try TokenWorker.services(dataDirectory: dataDirectory,
                                                   configuration: TokenAuthorityConfiguration(issuer: auth.issuer, audience: auth.audience),
                                                   logger: logger)
-            groups += tokens.map { WorkerGroup(service: $0, configuration: groups[0].configuration, threadName: "quire-worker-token") }
+            groups += tokens.map { WorkerGroup(service: $0, configuration: groups[0].configuration, threadName: "quire-" + $0.name.dropFirst(ServiceClass.authPrefix.count)) }
         }
         let stack: Stack
         do {
