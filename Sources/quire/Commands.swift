@@ -1,0 +1,43 @@
+import Foundation
+
+/// The commands `main.swift` dispatches: values in one list, found by name.
+enum Commands {
+    /// Every command, in the order `quire --help` lists them.
+    static let all: [Command] = [
+        BrokerCommand.command, UpCommand.command, WorkerCommand.command, RecognizeCommand.command, JobCommands.submit, JobCommands.result,
+        JobCommands.status, JobCommands.cancel, JobCommands.close, CallCommand.command, TokenCommand.command, ClientsCommand.command,
+        KeysCommand.command, BenchCommand.command, BenchTokensCommand.command, BenchOCRCommand.command, BenchJobsCommand.command,
+        StatsCommand.command, ExporterCommand.command,
+    ]
+
+    static var usage: String {
+        var lines = ["quire \(quireVersion): self-hosted OCR over ZeroMQ (Majordomo)", "", "Usage: quire <command> [options]", "", "Commands:"]
+        for command in all {
+            guard let listing = command.listing else { continue }
+            lines.append(contentsOf: Command.entry(listing.0, OptionInfo(help: listing.1), width: 23))
+        }
+        lines.append("""
+
+            Options for every command:
+              --help, -h             show help for the command
+              --log-level LEVEL      trace, debug, info, notice, warning, error (QUIRE_LOG_LEVEL; default info)
+              --version              print the version
+
+            Clients and workers find the broker with --broker ENDPOINT or QUIRE_BROKER
+            (default tcp://127.0.0.1:5555); the broker binds --bind ENDPOINT or QUIRE_BIND (same default port).
+            Every flag and variable: quire help settings (--markdown: the table in docs/configuration.md).
+
+            Exit status: 0 success, 1 failure (the message says which), 2 usage error
+            (quire result: 3 when the job has not finished yet).
+            """)
+        return lines.joined(separator: "\n")
+    }
+
+    /// The command `arguments` names: the longest name that its first words spell.
+    static func command(for arguments: [String]) -> (Command, Int)? {
+        all.map { ($0, $0.name.split(separator: " ").map(String.init)) }
+            .filter { arguments.starts(with: $0.1) }
+            .max { $0.1.count < $1.1.count }
+            .map { ($0.0, $0.1.count) }
+    }
+}
