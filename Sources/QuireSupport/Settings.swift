@@ -178,6 +178,8 @@ public struct Setting<Root>: Sendable {
     /// What a valid text is ("an integer in 1…3600000").
     public let expectation: String
     public let isSwitch: Bool
+    /// Whether it takes one of a closed list of words (``expectation`` lists them).
+    public let isChoice: Bool
     /// Shown instead of the default value when that is worked out at run time ("one per core").
     public let defaultNote: String?
     private let assign: @Sendable (inout Root, String) -> Bool
@@ -200,6 +202,7 @@ public struct Setting<Root>: Sendable {
         self.placeholder = value.placeholder
         self.expectation = value.expectation
         self.isSwitch = value.isSwitch
+        self.isChoice = value.noun != nil
         self.defaultNote = defaultNote
         self.assign = { root, text in
             guard let parsed = value.value(text) else { return false }

@@ -8,6 +8,8 @@ struct OptionInfo: Sendable {
     var variable: String?
     var placeholder = ""
     var isSwitch = false
+    /// One of a closed list of words, which `expectation` names.
+    var isChoice = false
     var help: String
     var expectation = ""
     /// The default as this command has it; nil: none worth showing (a switch that is off).
@@ -17,12 +19,13 @@ struct OptionInfo: Sendable {
     var summary: String
     var defaultNote: String?
 
-    init(flag: String? = nil, variable: String? = nil, placeholder: String = "", isSwitch: Bool = false, help: String, expectation: String = "",
-         defaultText: String? = nil, defaultNote: String? = nil) {
+    init(flag: String? = nil, variable: String? = nil, placeholder: String = "", isSwitch: Bool = false, isChoice: Bool = false, help: String,
+         expectation: String = "", defaultText: String? = nil, defaultNote: String? = nil) {
         self.flag = flag
         self.variable = variable
         self.placeholder = placeholder
         self.isSwitch = isSwitch
+        self.isChoice = isChoice
         self.help = help
         self.expectation = expectation
         self.defaultText = defaultText
@@ -54,7 +57,7 @@ struct OptionGroup: Sendable {
         self.options = settings.compactMap { setting in
             let shown = setting.shown(in: defaults)
             var info = OptionInfo(flag: setting.flag, variable: setting.variable, placeholder: setting.placeholder, isSwitch: setting.isSwitch,
-                                  help: setting.help, expectation: setting.expectation,
+                                  isChoice: setting.isChoice, help: setting.help, expectation: setting.expectation,
                                   defaultText: setting.isSwitch && shown == "off" ? nil : shown, defaultNote: setting.defaultNote)
             if let flag = info.flag, hiding.contains(flag) {
                 guard info.variable != nil else { return nil }
@@ -94,7 +97,7 @@ struct Option<Value: Sendable>: Sendable {
 
     var info: OptionInfo {
         let shown = defaultNote ?? defaultValue.map(value.text)
-        return OptionInfo(flag: flag, variable: variable, placeholder: value.placeholder, isSwitch: value.isSwitch, help: help,
+        return OptionInfo(flag: flag, variable: variable, placeholder: value.placeholder, isSwitch: value.isSwitch, isChoice: value.noun != nil, help: help,
                           expectation: value.expectation, defaultText: value.isSwitch && shown == "off" ? nil : shown, defaultNote: defaultNote)
     }
 }
@@ -184,7 +187,16 @@ struct Command: Sendable {
         self.listing = listing
         self.usage = usage
         self.discussion = discussion
-        self.groups = groups + (groups.contains { $0.options.contains { $0.flag == "log-level" } } ? [] : [OptionGroup(options: [CommonOptions.logLevel.info])])
+        var groups = groups
+        if !groups.contains(where: { $0.options.contains { $0.flag == "log-level" } }) {
+            // Every command takes --log-level: with its main options, or after them all.
+            if let main = groups.firstIndex(where: { $0.title == nil }) {
+                groups[main].options.append(CommonOptions.logLevel.info)
+            } else {
+                groups.append(OptionGroup(options: [CommonOptions.logLevel.info]))
+            }
+        }
+        self.groups = groups
         self.epilogue = epilogue
         self.run = run
     }
@@ -239,12 +251,18 @@ struct Command: Sendable {
         return option.placeholder.isEmpty ? "--" + flag : "--\(flag) \(option.placeholder)"
     }
 
-    /// One option in `--help`: its name padded to `width`, then its help, variable and default,
-    /// wrapped at 100 columns.
+    /// One option in `--help`: its name padded to `width`, then its help, variable, choices and
+    /// default, wrapped at 100 columns.
     static func entry(_ name: String, _ option: OptionInfo, width: Int) -> [String] {
         var text = option.help
         if let variable = option.variable { text += " [\(variable)]" }
-        if let shown = option.defaultText { text += " (\(shown))" }
+        let choices = option.isChoice && option.help != option.expectation ? option.expectation : nil
+        switch (choices, option.defaultText) {
+        case let (choices?, shown?): text += " (\(choices); default \(shown))"
+        case let (choices?, nil): text += " (\(choices))"
+        case let (nil, shown?): text += " (default \(shown))"
+        case (nil, nil): break
+        }
         let indent = String(repeating: " ", count: width + 2)
         var lines: [String] = []
         var line = "  " + name.padding(toLength: max(width, name.count + 1), withPad: " ", startingAt: 0)

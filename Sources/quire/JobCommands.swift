@@ -7,7 +7,7 @@ import QuireWire
 /// The durable-job verbs: `submit`, `result`, `status`, `cancel`, `close` (Titanic, RFC 9).
 enum JobCommands {
     static let priority = Option("priority", .word(["high", "normal", "low"], noun: "priority", placeholder: "P"), default: "normal",
-                                 help: "high, normal or low")
+                                 help: "the job's place in the queue")
     static let idempotencyKey = Option("idempotency-key", .string("K"),
                                        help: "resubmitting with the same key returns the same job (with several files, file N uses K/N)")
     static let deadline = Option("deadline-ms", .integer64(1...(86_400_000 * 365)), help: "the job expires if not finished N ms after submission")
@@ -16,7 +16,7 @@ enum JobCommands {
                                   defaultNote: "the broker's, 1 day")
     static let service = Option("service", .string("S"), default: "ocr", help: "the target service")
     static let format = Option("format", .word(OCRRequestOptions.formats, noun: "format", placeholder: "F"), default: "json",
-                               help: "json, text, hocr, alto, tsv")
+                               help: "the output")
     static let wait = Option("wait", .switch, default: false, help: "wait until the job finishes (the broker holds each ask up to 20 s)")
     static let waitTimeout = Option("wait-timeout-s", .integer(1...31_536_000), help: "give up waiting after N seconds (exit 3)",
                                     defaultNote: "wait for ever")

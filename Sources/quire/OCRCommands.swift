@@ -157,11 +157,11 @@ func readInputs(_ files: [String], command: String) -> (inputs: [(name: String, 
 /// The OCR options `quire recognize` and `quire submit` share, and the output format they imply.
 enum OCRRequestOptions {
     static let formats = ["json", "text", "hocr", "alto", "tsv"]
-    static let format = Option("format", .word(formats, noun: "format", placeholder: "F"), default: "json", help: "json, text, hocr, alto, tsv")
+    static let format = Option("format", .word(formats, noun: "format", placeholder: "F"), default: "json", help: "the output")
     static let languages = Option("languages", .list(separator: "+", placeholder: "L"),
                                   help: "e.g. en, eng+deu, zh-Hans", defaultNote: "the worker's")
     static let mode = Option("mode", .word(["document", "text", "line"], noun: "mode", placeholder: "M"), default: "document",
-                             help: "document (dense pages), text (sparse text in photos), line")
+                             help: "document: dense pages; text: sparse text in photos; line: one line")
     static let autoOrientation = Option("auto-orientation", .switch, default: false, help: "detect and fix page rotation (OSD)")
     static let pages = Option("pages", .pageNumbers, help: "pages of a multi-page TIFF, e.g. 1,3")
     static let dpi = Option("dpi", .integer(30...2_400), help: "the scan's resolution when the file does not say")

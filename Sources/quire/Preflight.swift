@@ -46,7 +46,7 @@ struct Preflight {
     static func run(_ invocation: Invocation, configuration: ClientConfiguration, service: String?, wantsToken: Bool = true) throws -> Preflight? {
         let given = wantsToken ? try ClientAuth.givenToken(invocation) : nil
         let credentials = wantsToken && given == nil ? try ClientAuth.credentials(invocation) : nil
-        let asksToWait = invocation.isGiven(flag: "timeout-ms") || EnvironmentReader(invocation.environment).string("QUIRE_TIMEOUT_MS") != nil
+        let asksToWait = invocation.isGiven(flag: "timeout-ms") || !(invocation.environment["QUIRE_TIMEOUT_MS"] ?? "").isEmpty
         let probeTimeout = asksToWait ? configuration.timeout : patience
         let command = invocation.command
         let outcome = blockingAwait { () async throws -> Preflight in

@@ -67,8 +67,7 @@ public struct JobConfiguration: Sendable, Equatable {
     /// `QUIRE_DATA` names the folder; without it, `nil` (no durable jobs). The other variables of
     /// ``settings`` override the defaults.
     public init?(environment: [String: String]) throws(ConfigurationError) {
-        let reader = EnvironmentReader(environment)
-        guard let directory = reader.string("QUIRE_DATA"), !directory.isEmpty else { return nil }
+        guard let directory = environment["QUIRE_DATA"], !directory.isEmpty else { return nil }
         self.init(directory: directory)
         try Self.settings.applyEnvironment(environment, to: &self)
     }
