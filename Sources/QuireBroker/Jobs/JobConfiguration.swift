@@ -91,7 +91,7 @@ public struct JobConfiguration: Sendable, Equatable {
                 SettingValue.integer(65_536...(1 << 50)).optional(none: "none: the disk is the limit"),
                 help: "cap on the job store's size; past it, '500 storage_failure'"),
         Setting(\.services, flag: "job-services", variable: "QUIRE_JOB_SERVICES", .serviceNames,
-                help: "services jobs may name before a worker for them has been seen"),
+                help: "services jobs may name before a worker for them has been seen", defaultNote: "none; services seen once are remembered"),
     ]
 }
 
@@ -100,6 +100,6 @@ extension SettingValue where Value == Set<String> {
     static var serviceNames: Self {
         Self(placeholder: "A,B", expectation: "service names separated by commas",
              parse: { Set($0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }) },
-             format: { $0.isEmpty ? "none; services seen once are remembered" : $0.sorted().joined(separator: ",") })
+             format: { $0.sorted().joined(separator: ",") })
     }
 }
