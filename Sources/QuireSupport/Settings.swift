@@ -31,6 +31,7 @@ public struct SettingValue<Value>: Sendable {
 
     /// What is wrong with `text` given to the flag `--name`.
     public func rejection(_ text: String, flag: String) -> String {
+        if text.isEmpty && !placeholder.isEmpty { return "--\(flag) needs a value (\(placeholder))" }
         if let noun { return "unknown \(noun) '\(text)' (\(expectation))" }
         return "'--\(flag) \(text)': expected \(expectation)"
     }
