@@ -1,4 +1,6 @@
 import Foundation
+import QuireBroker
+import QuireClient
 
 /// The commands `main.swift` dispatches: values in one list, found by name.
 enum Commands {
@@ -16,16 +18,17 @@ enum Commands {
             guard let listing = command.listing else { continue }
             lines.append(contentsOf: Command.entry(listing.0, OptionInfo(help: listing.1), width: 23))
         }
+        lines.append("")
+        lines.append("Options for every command:")
+        lines.append(contentsOf: Command.entry("--help, -h", OptionInfo(help: "show help for the command"), width: 23))
+        lines.append(contentsOf: Command.entry(Command.flagText(CommonOptions.logLevel.info), CommonOptions.logLevel.info, width: 23))
+        lines.append(contentsOf: Command.entry("--version", OptionInfo(help: "print the version"), width: 23))
         lines.append("""
 
-            Options for every command:
-              --help, -h             show help for the command
-              --log-level LEVEL      trace, debug, info, notice, warning, error (QUIRE_LOG_LEVEL; default info)
-              --version              print the version
-
             Clients and workers find the broker with --broker ENDPOINT or QUIRE_BROKER
-            (default tcp://127.0.0.1:5555); the broker binds --bind ENDPOINT or QUIRE_BIND (same default port).
-            Every flag and variable: quire help settings (--markdown: the table in docs/configuration.md).
+            (default \(ClientConfiguration().broker)); the broker binds --bind ENDPOINT or QUIRE_BIND
+            (default \(BrokerConfiguration().bind)). Every flag and variable: quire help settings
+            (--markdown: the table in docs/configuration.md).
 
             Exit status: 0 success, 1 failure (the message says which), 2 usage error
             (quire result: 3 when the job has not finished yet).
