@@ -35,6 +35,20 @@ public struct AuthConfiguration: Sendable, Equatable {
         self.jwksWait = jwksWait
     }
 
+    /// What `quire broker` and `quire up` let their users set about token checks, each setting
+    /// declared once. Whether auth is on at all is the command line's (`--auth`, `QUIRE_AUTH`).
+    public static let settings: [Setting<AuthConfiguration>] = [
+        .audience(\.audience),
+        .issuer(\.issuer),
+        Setting(flag: "rate-limit", variable: "QUIRE_RATE_LIMIT", .integer(1...1_000_000),
+                help: "requests per second per client, burst twice as many",
+                set: { configuration, rate in
+                    configuration.rateLimit = Double(rate)
+                    configuration.burst = Double(rate * 2)
+                },
+                get: { Int($0.rateLimit) }),
+    ]
+
     /// Services every client may call without a token: discovery and the token endpoint itself
     /// (``ServiceClass/needsToken``).
     public static func isProtected(_ service: String) -> Bool { ServiceClass(service).needsToken }

@@ -72,23 +72,35 @@ public struct BrokerConfiguration: Sendable, Equatable {
         self.curve = curve
     }
 
-    /// The defaults, overridden by `QUIRE_*` environment variables where set. Values that do not parse
-    /// are reported, not ignored.
+    /// The defaults, overridden by the `QUIRE_*` variables of ``settings`` (and of
+    /// ``JobConfiguration/settings`` when `QUIRE_DATA` names a folder) where set. Values that do not
+    /// parse are reported, not ignored.
     public init(environment: [String: String]) throws(ConfigurationError) {
         self.init()
-        let reader = EnvironmentReader(environment)
-        if let v = reader.string("QUIRE_BIND") { bind = v }
-        if let v = try reader.milliseconds("QUIRE_HEARTBEAT_INTERVAL_MS") { heartbeatInterval = v }
-        if let v = try reader.integer("QUIRE_HEARTBEAT_LIVENESS", range: 1...100) { heartbeatLiveness = v }
-        if let v = try reader.milliseconds("QUIRE_BUSY_WORKER_TIMEOUT_MS") { busyWorkerTimeout = v }
-        if let v = try reader.milliseconds("QUIRE_REQUEST_TIMEOUT_MS") { requestTimeout = v }
-        if let v = try reader.integer("QUIRE_MAX_ATTEMPTS", range: 1...100) { maxAttempts = v }
-        if let v = try reader.integer("QUIRE_MAX_QUEUED_REQUESTS", range: 1...10_000_000) { maxQueuedRequests = v }
-        if let v = try reader.integer("QUIRE_MAX_MESSAGE_BYTES", range: 1024...(1 << 31)) { maxMessageBytes = v }
+        try Self.settings.applyEnvironment(environment, to: &self)
         jobs = try JobConfiguration(environment: environment)
-        if let v = reader.string("QUIRE_STATS_BIND"), !v.isEmpty { statsBind = v }
-        if let v = try reader.milliseconds("QUIRE_STATS_INTERVAL_MS") { statsInterval = v }
     }
+
+    /// What `quire broker` and `quire up` let their users set, each setting declared once.
+    public static let settings: [Setting<BrokerConfiguration>] = [
+        Setting(\.bind, flag: "bind", variable: "QUIRE_BIND", .string("ENDPOINT"), help: "where the broker listens"),
+        .heartbeatInterval(\.heartbeatInterval),
+        .heartbeatLiveness(\.heartbeatLiveness),
+        Setting(\.busyWorkerTimeout, flag: "busy-worker-timeout-ms", variable: "QUIRE_BUSY_WORKER_TIMEOUT_MS", .milliseconds(1...604_800_000),
+                help: "longest request for workers that are silent while busy (MDP/0.1, majortomo)"),
+        Setting(\.requestTimeout, flag: "request-timeout-ms", variable: "QUIRE_REQUEST_TIMEOUT_MS", .milliseconds(1...604_800_000),
+                help: "longest wait in a queue for a worker"),
+        Setting(\.maxAttempts, flag: "max-attempts", variable: "QUIRE_MAX_ATTEMPTS", .integer(1...100),
+                help: "workers that may lose one request in turn"),
+        Setting(\.maxQueuedRequests, flag: "max-queued", variable: "QUIRE_MAX_QUEUED_REQUESTS", .integer(1...10_000_000),
+                help: "queued requests per service before 'busy'; each holds its image in memory"),
+        Setting(\.maxMessageBytes, flag: "max-message-bytes", variable: "QUIRE_MAX_MESSAGE_BYTES", .integer(1024...(1 << 31)),
+                help: "the largest request accepted"),
+        Setting(\.statsBind, flag: "stats", variable: "QUIRE_STATS_BIND", SettingValue.string("ENDPOINT").optional(none: "off", offWord: "off"),
+                help: "publish stats snapshots and events on a PUB socket bound here, e.g. tcp://*:5556"),
+        Setting(\.statsInterval, flag: "stats-interval-ms", variable: "QUIRE_STATS_INTERVAL_MS", .milliseconds(10...3_600_000),
+                help: "one stats snapshot every N ms"),
+    ]
 
     /// The hard per-frame limit given to libzmq (`ZMQ_MAXMSGSIZE`): above the broker's own limit so that
     /// a message a little too large still gets a typed `too_large` answer; a frame past this one makes

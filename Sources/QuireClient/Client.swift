@@ -34,14 +34,19 @@ public struct ClientConfiguration: Sendable, Equatable {
         self.curve = curve
     }
 
-    /// The defaults overridden by `QUIRE_BROKER`, `QUIRE_TIMEOUT_MS`, `QUIRE_RETRIES`.
+    /// The defaults, overridden by the `QUIRE_*` variables of ``settings`` where set.
     public init(environment: [String: String]) throws(ConfigurationError) {
         self.init()
-        let reader = EnvironmentReader(environment)
-        if let v = reader.string("QUIRE_BROKER") { broker = v }
-        if let v = try reader.milliseconds("QUIRE_TIMEOUT_MS") { timeout = v }
-        if let v = try reader.integer("QUIRE_RETRIES", range: 0...100) { retries = v }
+        try Self.settings.applyEnvironment(environment, to: &self)
     }
+
+    /// What the client verbs let their users set about the connection, each setting declared once.
+    public static let settings: [Setting<ClientConfiguration>] = [
+        .broker(\.broker),
+        Setting(\.timeout, flag: "timeout-ms", variable: "QUIRE_TIMEOUT_MS", .milliseconds(1...86_400_000), help: "wait per attempt"),
+        Setting(\.retries, flag: "retries", variable: "QUIRE_RETRIES", .integer(0...100), help: "resend after a timeout"),
+        Setting(\.dialect, flag: "dialect", .choice(noun: "dialect", placeholder: "D"), help: "the Majordomo dialect to speak"),
+    ]
 }
 
 /// Why a request failed on the client side.

@@ -4,167 +4,128 @@ import QuireSupport
 /// Limits and defaults of the OCR worker, every default in one place.
 public struct OCRConfiguration: Sendable, Equatable {
     /// Where the `*.traineddata` packs are (`QUIRE_TESSDATA`; Debian's path by default).
-    public var dataPath: String
+    public var dataPath: String = "/usr/share/tesseract-ocr/5/tessdata"
     /// Languages when a request names none.
-    public var defaultLanguages: [String]
+    public var defaultLanguages: [String] = ["eng"]
     /// The largest image file accepted (bytes).
-    public var maxImageBytes: Int
+    public var maxImageBytes: Int = 40 << 20
     /// The most pixels one page may have, read from the header before decoding (decompression bombs).
-    public var maxPixels: Int
+    public var maxPixels: Int = 60_000_000
     /// The most pages one request may ask to read.
-    public var maxPages: Int
+    public var maxPages: Int = 100
     /// Pages larger than this are always scaled down to it for recognition.
-    public var maxRecognitionPixels: Int
+    public var maxRecognitionPixels: Int = 16_000_000
     /// Pages larger than this are measured on a reduced copy of about this many pixels (the glyph
     /// heights that decide the scale need no more).
-    public var textSizeProbePixels: Int
+    public var textSizeProbePixels: Int = 3_000_000
     /// Scale pages for the size of their text, measured from the glyphs (not from the declared dpi,
     /// which phones and screenshots do not set and fax-like scans set wrongly).
-    public var textScaling: Bool
+    public var textScaling: Bool = true
     /// The median glyph height (pixels) pages with small or large text are scaled to.
-    public var targetGlyphHeight: Double
+    public var targetGlyphHeight: Double = 28
     /// Pages whose median glyph is lower than this are enlarged to ``targetGlyphHeight``.
-    public var smallGlyphHeight: Double
+    public var smallGlyphHeight: Double = 16
     /// Pages whose median glyph is higher than this are reduced to ``targetGlyphHeight`` (not in
     /// `text` mode): 12 MP photos of large print read as well at a third of the size, 3× faster.
-    public var largeGlyphHeight: Double
+    public var largeGlyphHeight: Double = 40
     /// The largest enlargement.
-    public var maxUpscale: Double
+    public var maxUpscale: Double = 4
     /// In `document` mode, read only the box around the text when it leaves out a fifth of the page
     /// or more (a receipt on an A4 scan): fewer pixels to read, no specks in the margins.
-    public var cropToText: Bool
+    public var cropToText: Bool = true
     /// Find and correct skewed text lines (Leptonica), up to ``maxSkew`` degrees either way.
-    public var deskew: Bool
-    public var maxSkew: Double
+    public var deskew: Bool = true
+    public var maxSkew: Double = 20
     /// Skews smaller than this (degrees) are left alone: Tesseract reads them as they are.
-    public var minSkew: Double
+    public var minSkew: Double = 0.3
     /// Leptonica's confidence below which a measured skew is not trusted.
-    public var skewConfidence: Double
+    public var skewConfidence: Double = 3
     /// Detect quarter turns (OSD) in `document` mode when the request does not say.
-    public var detectOrientation: Bool
+    public var detectOrientation: Bool = true
     /// OSD's confidence needed to try a turn (the turned page is read again and kept only when it
     /// reads with more confidence).
-    public var orientationConfidence: Double
+    public var orientationConfidence: Double = 0.3
     /// Pages whose words are read with a mean confidence (0…1) below this are checked for quarter
     /// turns; upright pages read above it and pay nothing for orientation detection.
-    public var orientationCheckBelow: Double
+    public var orientationCheckBelow: Double = 0.5
     /// With `autoOrientation: true`, OSD's confidence at which its turn is applied before reading,
     /// without reading twice.
-    public var trustedOrientationConfidence: Double
+    public var trustedOrientationConfidence: Double = 1.5
     /// How much more confidently (0…1) a turned page must read to be kept turned.
-    public var orientationGain: Double
+    public var orientationGain: Double = 0.1
     /// Even out uneven light (background normalisation) when the paper's brightness varies by at
     /// least ``unevenLightSpread`` (0…255) across the page.
-    public var evenLight: Bool
-    public var unevenLightSpread: Int
+    public var evenLight: Bool = true
+    public var unevenLightSpread: Int = 60
     /// In `document` mode, read single-column pages as one block (psm 6) and keep the full layout
     /// analysis (psm 3) for pages with columns side by side.
-    public var chooseSegmentation: Bool
+    public var chooseSegmentation: Bool = true
     /// Pages deskewed by less than this (degrees) keep the column measurement made before the
     /// deskew; more, and they get the full layout analysis.
-    public var columnsKeptBelowSkew: Double
+    public var columnsKeptBelowSkew: Double = 2
     /// In `document` mode, drop the words Tesseract makes of rules, borders and specks (no letter
     /// or digit, or at most two read with less than ``noiseConfidence``).
-    public var dropNoiseWords: Bool
-    public var noiseConfidence: Double
+    public var dropNoiseWords: Bool = true
+    public var noiseConfidence: Double = 0.5
     /// Tesseract parameters set on every engine. By default `tessedit_do_invert=0`: Tesseract then
     /// does not read every line a second time inverted (white on black), which cost 5–15% of the time
     /// on the receipts and found nothing there (`QUIRE_TESSERACT_VARIABLES=name=value,…` adds or overrides).
-    public var engineVariables: [String: String]
+    public var engineVariables: [String: String] = ["tessedit_do_invert": "0"]
     /// Engines kept per worker thread (one per language set).
-    public var enginesPerThread: Int
+    public var enginesPerThread: Int = 3
 
-    public init(
-        dataPath: String = "/usr/share/tesseract-ocr/5/tessdata",
-        defaultLanguages: [String] = ["eng"],
-        maxImageBytes: Int = 40 << 20,
-        maxPixels: Int = 60_000_000,
-        maxPages: Int = 100,
-        maxRecognitionPixels: Int = 16_000_000,
-        textSizeProbePixels: Int = 3_000_000,
-        textScaling: Bool = true,
-        targetGlyphHeight: Double = 28,
-        smallGlyphHeight: Double = 16,
-        largeGlyphHeight: Double = 40,
-        maxUpscale: Double = 4,
-        cropToText: Bool = true,
-        deskew: Bool = true,
-        maxSkew: Double = 20,
-        minSkew: Double = 0.3,
-        skewConfidence: Double = 3,
-        detectOrientation: Bool = true,
-        orientationConfidence: Double = 0.3,
-        orientationCheckBelow: Double = 0.5,
-        orientationGain: Double = 0.1,
-        trustedOrientationConfidence: Double = 1.5,
-        evenLight: Bool = true,
-        unevenLightSpread: Int = 60,
-        chooseSegmentation: Bool = true,
-        columnsKeptBelowSkew: Double = 2,
-        dropNoiseWords: Bool = true,
-        noiseConfidence: Double = 0.5,
-        engineVariables: [String: String] = ["tessedit_do_invert": "0"],
-        enginesPerThread: Int = 3
-    ) {
-        self.dataPath = dataPath
-        self.defaultLanguages = defaultLanguages
-        self.maxImageBytes = maxImageBytes
-        self.maxPixels = maxPixels
-        self.maxPages = maxPages
-        self.maxRecognitionPixels = maxRecognitionPixels
-        self.textSizeProbePixels = textSizeProbePixels
-        self.textScaling = textScaling
-        self.targetGlyphHeight = targetGlyphHeight
-        self.smallGlyphHeight = smallGlyphHeight
-        self.largeGlyphHeight = largeGlyphHeight
-        self.maxUpscale = maxUpscale
-        self.cropToText = cropToText
-        self.deskew = deskew
-        self.maxSkew = maxSkew
-        self.minSkew = minSkew
-        self.skewConfidence = skewConfidence
-        self.detectOrientation = detectOrientation
-        self.orientationConfidence = orientationConfidence
-        self.orientationCheckBelow = orientationCheckBelow
-        self.orientationGain = orientationGain
-        self.trustedOrientationConfidence = trustedOrientationConfidence
-        self.evenLight = evenLight
-        self.unevenLightSpread = unevenLightSpread
-        self.chooseSegmentation = chooseSegmentation
-        self.columnsKeptBelowSkew = columnsKeptBelowSkew
-        self.dropNoiseWords = dropNoiseWords
-        self.noiseConfidence = noiseConfidence
-        self.engineVariables = engineVariables
-        self.enginesPerThread = enginesPerThread
-    }
 
+    /// Every default as declared above.
+    public init() {}
+
+    /// The defaults, overridden by the `QUIRE_*` variables of ``settings`` where set. Values that do not
+    /// parse are reported, not ignored.
     public init(environment: [String: String]) throws(ConfigurationError) {
         self.init()
-        let reader = EnvironmentReader(environment)
-        if let v = reader.string("QUIRE_TESSDATA") { dataPath = v }
-        if let v = reader.string("QUIRE_LANGUAGES") { defaultLanguages = v.split(separator: "+").map(String.init) }
-        if let v = try reader.integer("QUIRE_MAX_IMAGE_BYTES", range: 1_024...(1 << 31)) { maxImageBytes = v }
-        if let v = try reader.integer("QUIRE_MAX_PIXELS", range: 10_000...1_000_000_000) { maxPixels = v }
-        if let v = try reader.integer("QUIRE_MAX_PAGES", range: 1...10_000) { maxPages = v }
-        if let v = try reader.flag("QUIRE_OCR_TEXT_SCALING") { textScaling = v }
-        if let v = try reader.number("QUIRE_OCR_TARGET_GLYPH_HEIGHT", range: 8...200) { targetGlyphHeight = v }
-        if let v = try reader.number("QUIRE_OCR_SMALL_GLYPH_HEIGHT", range: 0...200) { smallGlyphHeight = v }
-        if let v = try reader.number("QUIRE_OCR_LARGE_GLYPH_HEIGHT", range: 8...10_000) { largeGlyphHeight = v }
-        if let v = try reader.flag("QUIRE_OCR_DESKEW") { deskew = v }
-        if let v = try reader.flag("QUIRE_OCR_CROP") { cropToText = v }
-        if let v = try reader.flag("QUIRE_OCR_ORIENTATION") { detectOrientation = v }
-        if let v = try reader.flag("QUIRE_OCR_EVEN_LIGHT") { evenLight = v }
-        if let v = try reader.integer("QUIRE_OCR_UNEVEN_LIGHT_SPREAD", range: 0...255) { unevenLightSpread = v }
-        if let v = try reader.flag("QUIRE_OCR_CHOOSE_SEGMENTATION") { chooseSegmentation = v }
-        if let v = try reader.flag("QUIRE_OCR_DROP_NOISE") { dropNoiseWords = v }
-        if let v = reader.string("QUIRE_TESSERACT_VARIABLES") {
-            for pair in v.split(separator: ",") {
-                let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-                guard parts.count == 2, !parts[0].isEmpty else {
-                    throw ConfigurationError(source: "QUIRE_TESSERACT_VARIABLES", message: "'\(pair)' is not name=value")
-                }
-                engineVariables[parts[0]] = parts[1]
-            }
-        }
+        try Self.settings.applyEnvironment(environment, to: &self)
+    }
+
+    /// What `quire worker ocr` and `quire up` let their users set, each setting declared once.
+    public static let settings: [Setting<OCRConfiguration>] = [
+        Setting(\.dataPath, flag: "tessdata", variable: "QUIRE_TESSDATA", .string("DIR"), help: "the folder of the *.traineddata language packs"),
+        Setting(\.defaultLanguages, flag: "languages", variable: "QUIRE_LANGUAGES", .list(separator: "+", placeholder: "L"),
+                help: "the languages of a request that names none, e.g. eng+deu"),
+        Setting(\.maxImageBytes, variable: "QUIRE_MAX_IMAGE_BYTES", .integer(1_024...(1 << 31)), help: "the largest image file accepted (bytes)"),
+        Setting(\.maxPixels, variable: "QUIRE_MAX_PIXELS", .integer(10_000...1_000_000_000), help: "the largest page in pixels, checked before decoding"),
+        Setting(\.maxPages, variable: "QUIRE_MAX_PAGES", .integer(1...10_000), help: "the most pages one request may read (multi-page TIFF)"),
+        Setting(\.textScaling, variable: "QUIRE_OCR_TEXT_SCALING", .onOff,
+                help: "scale pages for their glyphs' height"),
+        Setting(\.targetGlyphHeight, variable: "QUIRE_OCR_TARGET_GLYPH_HEIGHT", .number(8...200), help: "the glyph height (px) small and large text is scaled to"),
+        Setting(\.smallGlyphHeight, variable: "QUIRE_OCR_SMALL_GLYPH_HEIGHT", .number(0...200), help: "glyphs lower than this are enlarged (at most ×4)"),
+        Setting(\.largeGlyphHeight, variable: "QUIRE_OCR_LARGE_GLYPH_HEIGHT", .number(8...10_000), help: "glyphs higher than this are reduced (not in `text` mode)"),
+        Setting(\.cropToText, variable: "QUIRE_OCR_CROP", .onOff, help: "read documents cut to the box around their text"),
+        Setting(\.deskew, variable: "QUIRE_OCR_DESKEW", .onOff, help: "find and correct skew up to 20°"),
+        Setting(\.evenLight, variable: "QUIRE_OCR_EVEN_LIGHT", .onOff, help: "normalise the background of unevenly lit pages"),
+        Setting(\.unevenLightSpread, variable: "QUIRE_OCR_UNEVEN_LIGHT_SPREAD", .integer(0...255),
+                help: "the paper-brightness spread (0…255) that counts as uneven"),
+        Setting(\.chooseSegmentation, variable: "QUIRE_OCR_CHOOSE_SEGMENTATION", .onOff, help: "psm 6 for single-column documents, psm 3 for columns"),
+        Setting(\.detectOrientation, variable: "QUIRE_OCR_ORIENTATION", .onOff, help: "check quarter turns of documents that read with low confidence"),
+        Setting(\.dropNoiseWords, variable: "QUIRE_OCR_DROP_NOISE", .onOff, help: "drop the words made of rules, borders and specks"),
+        Setting(variable: "QUIRE_TESSERACT_VARIABLES", .engineVariables,
+                help: "Tesseract parameters, `name=value,…` (added to or overriding the default)",
+                set: { configuration, variables in configuration.engineVariables.merge(variables) { _, new in new } },
+                get: { $0.engineVariables }),
+    ]
+}
+
+extension SettingValue where Value == [String: String] {
+    /// Tesseract parameters: `name=value,name=value`.
+    static var engineVariables: Self {
+        Self(placeholder: "NAME=VALUE,…", expectation: "name=value pairs separated by commas",
+             parse: { text in
+                 var variables: [String: String] = [:]
+                 for pair in text.split(separator: ",") {
+                     let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                     guard parts.count == 2, !parts[0].isEmpty else { return nil }
+                     variables[parts[0]] = parts[1]
+                 }
+                 return variables
+             },
+             format: { $0.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",") })
     }
 }

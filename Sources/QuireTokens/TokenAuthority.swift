@@ -1,5 +1,6 @@
 import Foundation
 import QuireJWT
+import QuireSupport
 import QuireWire
 import Synchronization
 
@@ -31,6 +32,14 @@ public struct TokenAuthorityConfiguration: Sendable, Equatable {
         self.leeway = leeway
         self.verifiedSecretCacheLifetime = verifiedSecretCacheLifetime
     }
+
+    /// What `quire worker token` lets its users set, each setting declared once.
+    public static let settings: [Setting<TokenAuthorityConfiguration>] = [
+        .issuer(\.issuer),
+        .audience(\.audience),
+        Setting(\.tokenLifetime, flag: "token-ttl-s", variable: "QUIRE_TOKEN_TTL_S", .integer64(1...Int(maxTokenLifetime)),
+                help: "access token lifetime, seconds"),
+    ]
 
     /// How long a retired key stays in the JWKS after its successor takes over.
     public var keyRetention: Int64 { max(tokenLifetime, readerTokenLifetime) + leeway }

@@ -41,21 +41,20 @@ public struct WorkerConfiguration: Sendable, Equatable {
         self.curve = curve
     }
 
-    /// The defaults overridden by `QUIRE_BROKER`, `QUIRE_HEARTBEAT_INTERVAL_MS`, `QUIRE_HEARTBEAT_LIVENESS`.
+    /// The defaults, overridden by the `QUIRE_*` variables of ``settings`` where set.
     public init(environment: [String: String]) throws(ConfigurationError) {
         self.init()
-        let reader = EnvironmentReader(environment)
-        if let v = reader.string("QUIRE_BROKER") { broker = v }
-        if let v = try reader.milliseconds("QUIRE_HEARTBEAT_INTERVAL_MS") { heartbeatInterval = v }
-        if let v = try reader.integer("QUIRE_HEARTBEAT_LIVENESS", range: 1...100) { heartbeatLiveness = v }
-        if let v = reader.string("QUIRE_WORKER_REPORTS") {
-            switch v.lowercased() {
-            case "1", "true", "on", "yes": sendsReports = true
-            case "0", "false", "off", "no": sendsReports = false
-            default: throw ConfigurationError(source: "QUIRE_WORKER_REPORTS", message: "'\(v)': expected on or off")
-            }
-        }
+        try Self.settings.applyEnvironment(environment, to: &self)
     }
+
+    /// What `quire worker` lets its users set about the connection, each setting declared once.
+    public static let settings: [Setting<WorkerConfiguration>] = [
+        .broker(\.broker),
+        Setting(\.dialect, flag: "dialect", .choice(noun: "dialect", placeholder: "D"), help: "the Majordomo dialect to speak"),
+        .heartbeatInterval(\.heartbeatInterval),
+        .heartbeatLiveness(\.heartbeatLiveness),
+        Setting(\.sendsReports, variable: "QUIRE_WORKER_REPORTS", .onOff, help: "the worker's figures in an extra HEARTBEAT frame, for the broker's stats"),
+    ]
 }
 
 /// One request as a handler sees it.

@@ -6,16 +6,18 @@ struct UsageError: Error, CustomStringConvertible {
 }
 
 /// A small argument parser: `--name value`, `--name=value`, boolean `--flag`, positionals, `--`.
-/// Every option a command accepts is declared, so a typo is an error and not silently ignored.
+/// It knows the flags from the command's declared options, so a typo is an error and not silently
+/// ignored.
 struct Arguments {
     let command: String
     private(set) var values: [String: String] = [:]
     private(set) var flags: Set<String> = []
     private(set) var positionals: [String] = []
 
-    /// `valued`: options that take a value; `booleans`: options that do not.
-    init(command: String, _ arguments: [String], valued: Set<String>, booleans: Set<String> = []) throws(UsageError) {
+    init(command: String, _ arguments: [String], options: [OptionInfo]) throws(UsageError) {
         self.command = command
+        let valued = Set(options.filter { !$0.isSwitch }.compactMap(\.flag))
+        let booleans = Set(options.filter(\.isSwitch).compactMap(\.flag))
         var index = 0
         var onlyPositionals = false
         while index < arguments.count {
@@ -55,12 +57,4 @@ struct Arguments {
     func flag(_ name: String) -> Bool { flags.contains(name) }
 
     func string(_ name: String) -> String? { values[name] }
-
-    func integer(_ name: String, range: ClosedRange<Int>) throws(UsageError) -> Int? {
-        guard let text = values[name] else { return nil }
-        guard let value = Int(text), range.contains(value) else {
-            throw UsageError(command: command, message: "'--\(name) \(text)': expected an integer in \(range.lowerBound)…\(range.upperBound)")
-        }
-        return value
-    }
 }

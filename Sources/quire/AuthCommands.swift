@@ -9,33 +9,42 @@ import ZeroMQ
 
 /// `quire clients add|list|remove`: the token worker's client registry, edited in its data folder.
 enum ClientsCommand {
-    static let help = """
-        Usage: quire clients add NAME --scope "ocr echo" [--json]
-               quire clients list [--json]
-               quire clients remove CLIENT_ID
+    static let scope = Option("scope", .string("\"S …\""), help: "the services the client may call, space-separated (add)")
+    static let json = Option("json", .switch, default: false, help: "machine-readable output")
 
-        Manages the clients allowed to get tokens from the token worker. Secrets are stored only as
-        argon2id hashes: 'add' shows the new secret once, so store it then. A running token worker
-        sees changes at once.
+    static let command = Command(
+        "clients", listing: ("clients add|list|remove", "manage the clients that may get tokens (secrets stored as argon2id hashes)"),
+        usage: """
+            quire clients add NAME --scope "ocr echo" [--json]
+                   quire clients list [--json]
+                   quire clients remove CLIENT_ID
+            """,
+        discussion: """
+            Manages the clients allowed to get tokens from the token worker. Secrets are stored only as
+            argon2id hashes: 'add' shows the new secret once, so store it then. A running token worker
+            sees changes at once.
+            """,
+        groups: [OptionGroup(options: [dataOption, scope.info, json.info])],
+        run: run)
 
-        Options:
-          --data DIR        the token worker's data folder [QUIRE_DATA] (default: quire up's)
-          --scope "S …"     the services the client may call, space-separated (add)
-          --json            machine-readable output
-        """
+    /// The token worker's data folder.
+    static var dataOption: OptionInfo {
+        var data = DataDirectory.option.info
+        data.help = "the token worker's data folder"
+        data.defaultText = "quire up's"
+        return data
+    }
 
-    static func run(_ args: [String]) throws -> Int32 {
-        if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
-        let arguments = try Arguments(command: "quire clients", args, valued: ["data", "scope", "log-level"], booleans: ["json"])
-        let registry = ClientRegistry(dataDirectory: DataDirectory.resolve(arguments))
-        let json = arguments.flag("json")
-        switch arguments.positionals.first {
+    static func run(_ invocation: Invocation) throws -> Int32 {
+        let registry = ClientRegistry(dataDirectory: try DataDirectory.resolve(invocation))
+        let json = try invocation.value(Self.json, or: false)
+        switch invocation.positionals.first {
         case "add":
-            guard arguments.positionals.count == 2 else { throw UsageError(command: "quire clients", message: "add needs one NAME") }
-            guard let scope = arguments.string("scope") else { throw UsageError(command: "quire clients", message: "add needs --scope \"ocr …\"") }
+            guard invocation.positionals.count == 2 else { throw UsageError(command: "quire clients", message: "add needs one NAME") }
+            guard let scope = try invocation.value(scope) else { throw UsageError(command: "quire clients", message: "add needs --scope \"ocr …\"") }
             let scopes = scope.split(separator: " ").map(String.init)
             guard !scopes.isEmpty else { throw UsageError(command: "quire clients", message: "--scope is empty") }
-            let (client, secret) = try registry.add(name: arguments.positionals[1], scopes: scopes, now: epochSeconds())
+            let (client, secret) = try registry.add(name: invocation.positionals[1], scopes: scopes, now: epochSeconds())
             if json {
                 printOut(jsonText(["client_id": client.id, "client_secret": secret, "name": client.name, "scope": client.scopes.joined(separator: " ")]))
             } else {
@@ -55,9 +64,9 @@ enum ClientsCommand {
             }
             return 0
         case "remove":
-            guard arguments.positionals.count == 2 else { throw UsageError(command: "quire clients", message: "remove needs one CLIENT_ID") }
-            guard try registry.remove(id: arguments.positionals[1]) else {
-                printError("quire clients: no client '\(arguments.positionals[1])'")
+            guard invocation.positionals.count == 2 else { throw UsageError(command: "quire clients", message: "remove needs one CLIENT_ID") }
+            guard try registry.remove(id: invocation.positionals[1]) else {
+                printError("quire clients: no client '\(invocation.positionals[1])'")
                 return 1
             }
             return 0
@@ -69,35 +78,38 @@ enum ClientsCommand {
 
 /// `quire keys rotate|list|curve`.
 enum KeysCommand {
-    static let help = """
-        Usage: quire keys rotate [--activate-in-s N]
-               quire keys list
-               quire keys curve [--out PATH]
+    static let activateIn = Option("activate-in-s", .integer(0...86_400), default: 60, help: "seconds before a new key starts signing (rotate)")
+    static let out = Option("out", .string("PATH"), help: "write PATH.key and PATH.pub (curve)", defaultNote: "print both")
 
-        rotate   adds a new token signing key. It is published in the JWKS at once and starts signing
-                 N seconds later (default 60), so every broker learns it before meeting a token it
-                 signed; the old key stays published until its tokens have expired.
-        list     the signing keys: kid, state (pending, signing, retired), dates.
-        curve    makes a CURVE key pair in Z85: PATH.key (secret, 0600) and PATH.pub, or prints both.
-                 Give the broker's .pub to clients (--curve-server-key) and put clients' .pub files
-                 in the broker's allow-list (--curve-allow).
+    static let command = Command(
+        "keys", listing: ("keys rotate|list|curve", "rotate token signing keys; make CURVE key pairs"),
+        usage: """
+            quire keys rotate [--activate-in-s N]
+                   quire keys list
+                   quire keys curve [--out PATH]
+            """,
+        discussion: """
+            rotate   adds a new token signing key. It is published in the JWKS at once and starts signing
+                     N seconds later, so every broker learns it before meeting a token it signed; the old
+                     key stays published until its tokens have expired.
+            list     the signing keys: kid, state (pending, signing, retired), dates.
+            curve    makes a CURVE key pair in Z85: PATH.key (secret, 0600) and PATH.pub, or prints both.
+                     Give the broker's .pub to clients (--curve-server-key) and put clients' .pub files
+                     in the broker's allow-list (--curve-allow).
+            """,
+        groups: [OptionGroup(options: [ClientsCommand.dataOption, activateIn.info, out.info])],
+        run: run)
 
-        Options:
-          --data DIR          the token worker's data folder [QUIRE_DATA] (default: quire up's) (rotate, list)
-        """
-
-    static func run(_ args: [String]) throws -> Int32 {
-        if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
-        let arguments = try Arguments(command: "quire keys", args, valued: ["data", "activate-in-s", "out", "log-level"])
-        switch arguments.positionals.first {
+    static func run(_ invocation: Invocation) throws -> Int32 {
+        switch invocation.positionals.first {
         case "rotate":
-            let store = KeyStore(dataDirectory: DataDirectory.resolve(arguments))
-            let delay = try arguments.integer("activate-in-s", range: 0...86_400) ?? 60
+            let store = KeyStore(dataDirectory: try DataDirectory.resolve(invocation))
+            let delay = try invocation.value(activateIn, or: 60)
             let key = try store.rotate(now: epochSeconds(), activationDelay: Int64(delay))
             printOut("kid \(key.kid) published; signs from \(isoDate(key.activatesAt))")
             return 0
         case "list":
-            let store = KeyStore(dataDirectory: DataDirectory.resolve(arguments))
+            let store = KeyStore(dataDirectory: try DataDirectory.resolve(invocation))
             let keys = try store.load()
             let now = epochSeconds()
             let signing = keys.signingKey(now: now)
@@ -109,7 +121,7 @@ enum KeysCommand {
         case "curve":
             let pair = try CurveKeyPair.generate()
             let files = try CurveKeyFiles.render(pair)
-            if let out = arguments.string("out") {
+            if let out = try invocation.value(out) {
                 let keyPath = out + ".key"
                 for path in [keyPath, out + ".pub"] where FileManager.default.fileExists(atPath: path) {
                     printError("quire keys: '\(path)' exists; not overwriting a key")
@@ -139,80 +151,76 @@ enum KeysCommand {
 
 /// `quire token`: prints an access token for scripts, or a reader token for one job.
 enum TokenCommand {
-    static let help = """
-        Usage: quire token [--scope "S …"] [--audience A] [--job ID [--expires-in-s N]] [options]
+    static let scope = Option("scope", .string("\"S …\""), help: "ask for fewer scopes than the client has")
+    static let audience = Option("audience", .string("A"), help: "the audience", defaultNote: "the token worker's")
+    static let job = Option("job", .string("ID"), help: "a reader token for this job")
+    static let expiresIn = Option("expires-in-s", .integer64(1...86_400), help: "a shorter reader token lifetime")
+    static let json = Option("json", .switch, default: false, help: "print the whole token response")
 
-        Gets a token from 'auth.token' and prints it. With --job, exchanges a token (--token, or one
-        got with the credentials) for a reader token that can only read that job (RFC 8693), to hand
-        to a reader app.
+    static let command = Command(
+        "token", listing: ("token", "print an access token (or, with --job, a reader token for one job)"),
+        usage: "quire token [--scope \"S …\"] [--audience A] [--job ID [--expires-in-s N]] [options]",
+        discussion: """
+            Gets a token from 'auth.token' and prints it. With --job, exchanges a token (--token, or one
+            got with the credentials) for a reader token that can only read that job (RFC 8693), to hand
+            to a reader app.
+            """,
+        groups: [OptionGroup(options: [scope.info, audience.info, job.info, expiresIn.info, json.info]), ClientOptions.group(), ClientAuth.group],
+        epilogue: """
+            With no token worker (auth.token) at the broker, fails within 3 s with service_unavailable,
+            unless --timeout-ms or QUIRE_TIMEOUT_MS is given: then it waits for one up to that long per attempt.
+            """,
+        run: run)
 
-        Options:
-          --scope "S …"          ask for fewer scopes than the client has
-          --audience A           the audience (default: the token worker's)
-          --job ID               a reader token for this job
-          --expires-in-s N       a shorter reader token lifetime
-          --json                 print the whole token response
-          --broker ENDPOINT      [QUIRE_BROKER] (default tcp://127.0.0.1:5555)
-          --timeout-ms N         [QUIRE_TIMEOUT_MS] (30000)
-        """ + "\n" + ClientAuth.help + "\n\n" + """
-        With no token worker (auth.token) at the broker, fails within 3 s with service_unavailable,
-        unless --timeout-ms or QUIRE_TIMEOUT_MS is given: then it waits for one up to that long per attempt.
-        """
-
-    static func run(_ args: [String]) throws -> Int32 {
-        if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
-        let arguments = try Arguments(command: "quire token", args,
-                                      valued: ClientAuth.options.union(["scope", "audience", "job", "expires-in-s", "broker", "timeout-ms", "log-level"]),
-                                      booleans: ["json"])
-        guard arguments.positionals.isEmpty else { throw UsageError(command: "quire token", message: "unexpected argument '\(arguments.positionals[0])'") }
-        let configuration = try clientConfiguration(arguments)
+    static func run(_ invocation: Invocation) throws -> Int32 {
+        guard invocation.positionals.isEmpty else { throw UsageError(command: "quire token", message: "unexpected argument '\(invocation.positionals[0])'") }
+        let configuration = try ClientOptions.configuration(invocation)
         // A broker without a token worker says so at once (MMI) instead of after the timeouts.
-        guard try Preflight.run(arguments, configuration: configuration, service: ReservedService.authToken, wantsToken: false) != nil else { return 1 }
+        guard try Preflight.run(invocation, configuration: configuration, service: ReservedService.authToken, wantsToken: false) != nil else { return 1 }
         let response: TokenResponse
         do {
-            if let job = arguments.string("job") {
+            if let job = try invocation.value(job) {
                 let subject: String
-                if let given = ClientAuth.givenToken(arguments) {
+                if let given = try ClientAuth.givenToken(invocation) {
                     subject = given
                 } else {
-                    guard let credentials = try ClientAuth.credentials(arguments) else {
+                    guard let credentials = try ClientAuth.credentials(invocation) else {
                         throw UsageError(command: "quire token", message: "no token or credentials to exchange (see --help)")
                     }
-                    subject = try ClientAuth.fetch(.credentials(credentials, audience: arguments.string("audience")), configuration: configuration).accessToken
+                    subject = try ClientAuth.fetch(.credentials(credentials, audience: try invocation.value(audience)), configuration: configuration).accessToken
                 }
-                let expires = try arguments.integer("expires-in-s", range: 1...86_400).map(Int64.init)
+                let expires = try invocation.value(expiresIn)
                 response = try ClientAuth.fetch(.reader(subjectToken: subject, job: job, expiresIn: expires), configuration: configuration)
             } else {
-                guard let credentials = try ClientAuth.credentials(arguments) else {
+                guard let credentials = try ClientAuth.credentials(invocation) else {
                     throw UsageError(command: "quire token", message: "no credentials: give --credentials FILE, QUIRE_CLIENT_ID/QUIRE_CLIENT_SECRET or --data DIR")
                 }
-                response = try ClientAuth.fetch(.credentials(credentials, scope: arguments.string("scope"), audience: arguments.string("audience")),
+                response = try ClientAuth.fetch(.credentials(credentials, scope: try invocation.value(scope), audience: try invocation.value(audience)),
                                                 configuration: configuration)
             }
         } catch let error as ClientError {
             if let remote = error.remote { printError(String(decoding: remote.jsonFrame, as: UTF8.self)) } else { printError("quire token: \(error)") }
             return 1
         }
-        printOut(arguments.flag("json") ? String(decoding: response.jsonFrame, as: UTF8.self) : response.accessToken)
+        printOut(try invocation.value(json, or: false) ? String(decoding: response.jsonFrame, as: UTF8.self) : response.accessToken)
         return 0
     }
 }
 
 /// The token worker's settings: ``TokenService``'s `auth.token` and `auth.jwks` over one data folder.
 enum TokenWorker {
-    static func services(_ arguments: Arguments, logger: Logger) throws -> [WorkerService] {
-        let directory = DataDirectory.resolve(arguments)
-        let environment = EnvironmentReader(ProcessInfo.processInfo.environment)
-        var configuration = TokenAuthorityConfiguration()
-        if let v = arguments.string("issuer") ?? environment.string("QUIRE_ISSUER") { configuration.issuer = v }
-        if let v = arguments.string("audience") ?? environment.string("QUIRE_AUDIENCE") { configuration.audience = v }
-        let ttl: Int?
-        do { ttl = try environment.integer("QUIRE_TOKEN_TTL_S", range: 1...86_400) } catch {
-            throw UsageError(command: arguments.command, message: error.description)
-        }
-        if let v = try arguments.integer("token-ttl-s", range: 1...86_400) ?? ttl {
-            configuration = TokenAuthorityConfiguration(issuer: configuration.issuer, audience: configuration.audience, tokenLifetime: Int64(v))
-        }
+    /// The token worker's options: its data folder and ``TokenAuthorityConfiguration/settings``.
+    static var group: OptionGroup {
+        var data = DataDirectory.option.info
+        data.help = "keys and clients (token)"
+        data.defaultText = "quire up's: $XDG_DATA_HOME/quire, else ~/.local/share/quire"
+        return OptionGroup("Token worker (token):", options: [data]
+                           + OptionGroup(TokenAuthorityConfiguration.settings, defaults: TokenAuthorityConfiguration()).options)
+    }
+
+    static func services(_ invocation: Invocation, logger: Logger) throws -> [WorkerService] {
+        let directory = try DataDirectory.resolve(invocation)
+        let configuration = try invocation.configured(TokenAuthorityConfiguration(), TokenAuthorityConfiguration.settings)
         return try services(dataDirectory: directory, configuration: configuration, logger: logger)
     }
 

@@ -2,91 +2,79 @@ import Foundation
 import QuireBench
 import QuireSupport
 
-enum BenchCommand {
-    static let help = """
-        Usage: quire bench broker [options]
+/// Options every benchmark takes: quieter logs than the other commands by default (a worker's
+/// 'ready' would clutter the output), and the output's shape.
+enum BenchOptions {
+    static let logLevel = CommonOptions.logLevel.defaulting(to: "warning")
+    static let json = Option("json", .switch, default: false, help: "print a JSON object instead of the table")
+    static let quiet = Option("quiet", .switch, default: false, help: "no progress lines on standard error")
 
-        Measures the broker in one process over TCP loopback: a broker on tcp://127.0.0.1:*, echo
-        workers (each on its own thread) and a client. After a warm-up it sends pipelined requests
-        (one small frame each) with many in flight for requests/s, then sequential requests with one
-        in flight, on a client of its own, for the round-trip percentiles. Prints a Markdown table and
-        the machine, for the README; progress goes to standard error. Build with -c release before
-        measuring.
+    static let group = OptionGroup("Output:", options: [json.info, quiet.info, logLevel.info])
 
-        With --majortomo PYTHON it also starts majortomo's own broker (PYTHON -m majortomo.broker) as
-        a subprocess and measures it the same way, with Quire's workers and client speaking the
-        majortomo dialect, and prints the ratio. The subprocess is always killed at the end.
+    static func logger(_ invocation: Invocation) throws(UsageError) -> Logger {
+        try CommonOptions.logger("quire.bench", invocation, option: logLevel)
+    }
 
-        Options:
-          --workers N              echo workers (default 2)
-          --requests N             pipelined requests against Quire's broker (200000)
-          --in-flight N            requests outstanding at once in the pipelined run (64)
-          --latency-requests N     sequential requests for p50/p90/p99/max (5000)
-          --warmup N               requests before measuring, repeated until every worker served (2000)
-          --payload-bytes N        size of the request's one frame (16)
-          --majortomo PYTHON       also measure majortomo's broker with this Python (majortomo 0.2.0, six)
-          --majortomo-requests N   pipelined requests against majortomo's broker (20000)
-          --request-timeout-ms N   one request unanswered this long fails the run (10000)
-          --phase-timeout-ms N     the throughput and latency runs stop sending after this long and
-                                   report what they measured; the warm-up fails (15000)
-          --shared-context         one ZeroMQ context (I/O thread) for broker, workers and client
-                                   instead of one each as in separate processes
-          --auth                   tokens on: every request carries one, which the broker checks (a
-                                   token worker's keys in a temporary folder; no rate limit)
-          --stats                  publish stats from the broker (one snapshot a second, a subscriber
-                                   draining them), to measure what monitoring costs
-          --json                   print a JSON object instead of the table
-          --quiet                  no progress lines on standard error
-          --log-level LEVEL        for the broker and workers [QUIRE_LOG_LEVEL] (warning)
-        """
-
-    static func run(_ args: [String]) throws -> Int32 {
-        guard let target = args.first, !target.hasPrefix("-") else {
-            if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
+    /// `quire bench` with no benchmark named, or an unknown one.
+    static func missing(_ positionals: [String]) throws -> Int32 {
+        guard let target = positionals.first else {
             throw UsageError(command: "quire bench", message: "missing what to measure (broker, ocr, jobs, tokens)")
         }
-        if target == "ocr" { return try BenchOCRCommand.run(Array(args.dropFirst())) }
-        if target == "jobs" { return try BenchJobsCommand.run(Array(args.dropFirst())) }
-        if target == "tokens" { return try BenchTokensCommand.run(Array(args.dropFirst())) }
-        guard target == "broker" else {
-            throw UsageError(command: "quire bench", message: "unknown benchmark '\(target)' (broker, ocr, jobs, tokens)")
+        throw UsageError(command: "quire bench", message: "unknown benchmark '\(target)' (broker, ocr, jobs, tokens)")
+    }
+}
+
+enum BenchCommand {
+    static let settings: [Setting<BrokerBenchOptions>] = [
+        Setting(\.workers, flag: "workers", .integer(1...256), help: "echo workers"),
+        Setting(\.requests, flag: "requests", .integer(1...100_000_000), help: "pipelined requests against Quire's broker"),
+        Setting(\.inFlight, flag: "in-flight", .integer(1...4_096), help: "requests outstanding at once in the pipelined run"),
+        Setting(\.latencyRequests, flag: "latency-requests", .integer(1...10_000_000), help: "sequential requests for p50/p90/p99/max"),
+        Setting(\.warmupRequests, flag: "warmup", .integer(1...10_000_000), help: "requests before measuring, repeated until every worker served"),
+        Setting(\.payloadBytes, flag: "payload-bytes", .integer(0...(16 << 20)), help: "size of the request's one frame"),
+        Setting(\.majortomoPython, flag: "majortomo", SettingValue.string("PYTHON").optional(none: "off"),
+                help: "also measure majortomo's broker with this Python (majortomo 0.2.0, six)"),
+        Setting(\.majortomoRequests, flag: "majortomo-requests", .integer(1...100_000_000), help: "pipelined requests against majortomo's broker"),
+        Setting(\.requestTimeout, flag: "request-timeout-ms", .milliseconds(1...3_600_000), help: "one request unanswered this long fails the run"),
+        Setting(\.phaseTimeout, flag: "phase-timeout-ms", .milliseconds(1...86_400_000),
+                help: "the throughput and latency runs stop sending after this long and report what they measured; the warm-up fails"),
+        Setting(\.sharedContext, flag: "shared-context", .switch,
+                help: "one ZeroMQ context (I/O thread) for broker, workers and client instead of one each as in separate processes"),
+        Setting(\.auth, flag: "auth", .switch,
+                help: "tokens on: every request carries one, which the broker checks (a token worker's keys in a temporary folder; no rate limit)"),
+        Setting(\.stats, flag: "stats", .switch,
+                help: "publish stats from the broker (one snapshot a second, a subscriber draining them), to measure what monitoring costs"),
+    ]
+
+    static let command = Command(
+        "bench broker", listing: ("bench broker", "measure the broker: requests/s and round-trip latency"),
+        usage: "quire bench broker [options]",
+        discussion: """
+            Measures the broker in one process over TCP loopback: a broker on tcp://127.0.0.1:*, echo
+            workers (each on its own thread) and a client. After a warm-up it sends pipelined requests
+            (one small frame each) with many in flight for requests/s, then sequential requests with one
+            in flight, on a client of its own, for the round-trip percentiles. Prints a Markdown table and
+            the machine, for the README; progress goes to standard error. Build with -c release before
+            measuring.
+
+            With --majortomo PYTHON it also starts majortomo's own broker (PYTHON -m majortomo.broker) as
+            a subprocess and measures it the same way, with Quire's workers and client speaking the
+            majortomo dialect, and prints the ratio. The subprocess is always killed at the end.
+            """,
+        groups: [OptionGroup(settings, defaults: BrokerBenchOptions()), BenchOptions.group],
+        run: run)
+
+    static func run(_ invocation: Invocation) throws -> Int32 {
+        let command = invocation.command
+        guard invocation.positionals.isEmpty else {
+            throw UsageError(command: command, message: "unexpected argument '\(invocation.positionals[0])'")
         }
-        let rest = Array(args.dropFirst())
-        if rest.contains("--help") || rest.contains("-h") { printOut(help); return 0 }
-        let command = "quire bench broker"
-        let arguments = try Arguments(command: command, rest, valued: [
-            "workers", "requests", "in-flight", "latency-requests", "warmup", "payload-bytes", "majortomo",
-            "majortomo-requests", "request-timeout-ms", "phase-timeout-ms", "log-level",
-        ], booleans: ["json", "quiet", "shared-context", "stats", "auth"])
-        guard arguments.positionals.isEmpty else {
-            throw UsageError(command: command, message: "unexpected argument '\(arguments.positionals[0])'")
+        let options = try invocation.configured(BrokerBenchOptions(), settings)
+        if let python = options.majortomoPython, !FileManager.default.isExecutableFile(atPath: python) {
+            throw UsageError(command: command, message: "'--majortomo \(python)': not an executable file")
         }
-        var options = BrokerBenchOptions()
-        if let v = try arguments.integer("workers", range: 1...256) { options.workers = v }
-        if let v = try arguments.integer("requests", range: 1...100_000_000) { options.requests = v }
-        if let v = try arguments.integer("in-flight", range: 1...4_096) { options.inFlight = v }
-        if let v = try arguments.integer("latency-requests", range: 1...10_000_000) { options.latencyRequests = v }
-        if let v = try arguments.integer("warmup", range: 1...10_000_000) { options.warmupRequests = v }
-        if let v = try arguments.integer("payload-bytes", range: 0...(16 << 20)) { options.payloadBytes = v }
-        if let v = try arguments.integer("majortomo-requests", range: 1...100_000_000) { options.majortomoRequests = v }
-        if let v = try arguments.integer("request-timeout-ms", range: 1...3_600_000) { options.requestTimeout = Milliseconds(Int64(v)) }
-        if let v = try arguments.integer("phase-timeout-ms", range: 1...86_400_000) { options.phaseTimeout = Milliseconds(Int64(v)) }
-        options.sharedContext = arguments.flag("shared-context")
-        options.auth = arguments.flag("auth")
-        options.stats = arguments.flag("stats")
-        if let python = arguments.string("majortomo") {
-            guard FileManager.default.isExecutableFile(atPath: python) else {
-                throw UsageError(command: command, message: "'--majortomo \(python)': not an executable file")
-            }
-            options.majortomoPython = python
-        }
-        // Quieter than the other commands by default: a worker's 'ready' would clutter the output.
-        let levelName = arguments.string("log-level") ?? ProcessInfo.processInfo.environment["QUIRE_LOG_LEVEL"] ?? "warning"
-        guard let level = Logger.Level(name: levelName) else {
-            throw UsageError(command: command, message: "unknown log level '\(levelName)'")
-        }
-        let logger = Logger(label: "quire.bench", level: level)
-        let quiet = arguments.flag("quiet")
+        let logger = try BenchOptions.logger(invocation)
+        let quiet = try invocation.value(BenchOptions.quiet, or: false)
 
         let benchmark = BrokerBenchmark(options: options, logger: logger) { line in
             if !quiet { printError("bench: " + line) }
@@ -106,64 +94,52 @@ enum BenchCommand {
             printError("quire bench broker: \(error)")
             return 1
         }
-        printOut(arguments.flag("json") ? report.json() : report.markdown())
+        printOut(try invocation.value(BenchOptions.json, or: false) ? report.json() : report.markdown())
         return 0
     }
 }
 
 enum BenchJobsCommand {
-    static let help = """
-        Usage: quire bench jobs [options]
+    static let settings: [Setting<JobsBenchOptions>] = [
+        Setting(\.submits, flag: "submits", .integer(1...10_000_000), help: "submissions in the throughput run"),
+        Setting(\.payloadBytes, flag: "payload-bytes", .integer(1...(16 << 20)), help: "bytes of each job's body"),
+        Setting(\.inFlight, flag: "in-flight", .integer(1...4_096), help: "submissions outstanding at once"),
+        Setting(\.workers, flag: "workers", .integer(1...256), help: "echo workers for the latency run"),
+        Setting(\.drain, flag: "drain", .switch,
+                help: "let the workers drain the throughput run's jobs as they come (their replies are stored too); by default those "
+                    + "jobs go to a service with no worker, so the run measures submissions alone"),
+        Setting(\.latencyJobs, flag: "latency-jobs", .integer(1...1_000_000), help: "jobs for the submit-to-result percentiles"),
+        Setting(\.directory, flag: "data", SettingValue.string("DIR").optional(none: "a temporary folder, deleted after"),
+                help: "keep the store in DIR"),
+    ]
 
-        Measures durable jobs in one process over TCP loopback: a broker with its SQLite job store (in
-        a temporary folder unless --data is given), echo workers draining the jobs, and a client.
-        First pipelined submissions (each acknowledged only once committed with fsync) for
-        submits/s, then jobs one at a time for the time from submission to result. Prints a Markdown
-        table for the README. Build with -c release before measuring.
+    static let command = Command(
+        "bench jobs", listing: ("bench jobs", "measure durable jobs: submissions/s and submit-to-result time"),
+        usage: "quire bench jobs [options]",
+        discussion: """
+            Measures durable jobs in one process over TCP loopback: a broker with its SQLite job store (in
+            a temporary folder unless --data is given), echo workers draining the jobs, and a client.
+            First pipelined submissions (each acknowledged only once committed with fsync) for
+            submits/s, then jobs one at a time for the time from submission to result. Prints a Markdown
+            table for the README. Build with -c release before measuring.
+            """,
+        groups: [OptionGroup(settings, defaults: JobsBenchOptions()), BenchOptions.group],
+        run: run)
 
-        Options:
-          --submits N            submissions in the throughput run (3000)
-          --payload-bytes N      bytes of each job's body (100000)
-          --in-flight N          submissions outstanding at once (64)
-          --workers N            echo workers for the latency run (2)
-          --drain                let the workers drain the throughput run's jobs as they come (their
-                                 replies are stored too); by default those jobs go to a service with
-                                 no worker, so the run measures submissions alone
-          --latency-jobs N       jobs for the submit-to-result percentiles (200)
-          --data DIR             keep the store in DIR (default: a temporary folder, deleted after)
-          --json                 print JSON instead of the table
-          --quiet                no progress lines on standard error
-          --log-level LEVEL      [QUIRE_LOG_LEVEL] (warning)
-        """
-
-    static func run(_ args: [String]) throws -> Int32 {
-        if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
-        let command = "quire bench jobs"
-        let arguments = try Arguments(command: command, args, valued: [
-            "submits", "payload-bytes", "in-flight", "workers", "latency-jobs", "data", "log-level",
-        ], booleans: ["json", "quiet", "drain"])
-        guard arguments.positionals.isEmpty else {
-            throw UsageError(command: command, message: "unexpected argument '\(arguments.positionals[0])'")
+    static func run(_ invocation: Invocation) throws -> Int32 {
+        let command = invocation.command
+        guard invocation.positionals.isEmpty else {
+            throw UsageError(command: command, message: "unexpected argument '\(invocation.positionals[0])'")
         }
-        var options = JobsBenchOptions()
-        options.drain = arguments.flag("drain")
-        if let v = try arguments.integer("submits", range: 1...10_000_000) { options.submits = v }
-        if let v = try arguments.integer("payload-bytes", range: 1...(16 << 20)) { options.payloadBytes = v }
-        if let v = try arguments.integer("in-flight", range: 1...4_096) { options.inFlight = v }
-        if let v = try arguments.integer("workers", range: 1...256) { options.workers = v }
-        if let v = try arguments.integer("latency-jobs", range: 1...1_000_000) { options.latencyJobs = v }
-        options.directory = arguments.string("data")
-        let levelName = arguments.string("log-level") ?? ProcessInfo.processInfo.environment["QUIRE_LOG_LEVEL"] ?? "warning"
-        guard let level = Logger.Level(name: levelName) else {
-            throw UsageError(command: command, message: "unknown log level '\(levelName)'")
-        }
-        let quiet = arguments.flag("quiet")
-        let benchmark = JobsBenchmark(options: options, logger: Logger(label: "quire.bench", level: level)) { line in
+        let options = try invocation.configured(JobsBenchOptions(), settings)
+        let logger = try BenchOptions.logger(invocation)
+        let quiet = try invocation.value(BenchOptions.quiet, or: false)
+        let benchmark = JobsBenchmark(options: options, logger: logger) { line in
             if !quiet { printError("bench: " + line) }
         }
         do {
             let report = try benchmark.run()
-            printOut(arguments.flag("json") ? report.json() : report.markdown())
+            printOut(try invocation.value(BenchOptions.json, or: false) ? report.json() : report.markdown())
             return 0
         } catch {
             printError("\(command): \(error)")

@@ -3,35 +3,31 @@ import QuireBench
 import QuireSupport
 
 enum BenchTokensCommand {
-    static let help = """
-        Usage: quire bench tokens [options]
+    static let settings: [Setting<TokenBenchOptions>] = [
+        Setting(\.seconds, flag: "seconds", SettingValue<Int>.integer(1...600).map({ Double($0) }, back: { Int($0) }), help: "length of each timed loop"),
+        Setting(\.inFlight, flag: "in-flight", .integer(1...1_024), help: "outstanding auth.token requests in the broker run"),
+        Setting(\.workers, flag: "workers", .integer(1...64), help: "auth.token worker threads in the broker run"),
+    ]
 
-        Measures the token worker's costs in one process: one argon2id secret check (a client's
-        first token), tokens minted per second on one thread with the secret check cached, one
-        token verification (what the broker pays per request), and tokens per second through a
-        broker on TCP loopback. Build with -c release before measuring.
+    static let command = Command(
+        "bench tokens", listing: ("bench tokens", "measure token minting and verification"),
+        usage: "quire bench tokens [options]",
+        discussion: """
+            Measures the token worker's costs in one process: one argon2id secret check (a client's
+            first token), tokens minted per second on one thread with the secret check cached, one
+            token verification (what the broker pays per request), and tokens per second through a
+            broker on TCP loopback. Build with -c release before measuring.
+            """,
+        groups: [OptionGroup(settings, defaults: TokenBenchOptions()), OptionGroup("Output:", options: [BenchOptions.json.info, BenchOptions.logLevel.info])],
+        run: run)
 
-        Options:
-          --seconds N        length of each timed loop (default 2)
-          --in-flight N      outstanding auth.token requests in the broker run (16)
-          --workers N        auth.token worker threads in the broker run (1)
-          --json             print JSON instead of the table
-          --log-level LEVEL  [QUIRE_LOG_LEVEL] (warning)
-        """
-
-    static func run(_ args: [String]) throws -> Int32 {
-        if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
-        let command = "quire bench tokens"
-        let arguments = try Arguments(command: command, args, valued: ["seconds", "in-flight", "workers", "log-level"], booleans: ["json"])
-        guard arguments.positionals.isEmpty else { throw UsageError(command: command, message: "unexpected argument '\(arguments.positionals[0])'") }
-        var options = TokenBenchOptions()
-        if let v = try arguments.integer("seconds", range: 1...600) { options.seconds = Double(v) }
-        if let v = try arguments.integer("in-flight", range: 1...1_024) { options.inFlight = v }
-        if let v = try arguments.integer("workers", range: 1...64) { options.workers = v }
-        let levelName = arguments.string("log-level") ?? ProcessInfo.processInfo.environment["QUIRE_LOG_LEVEL"] ?? "warning"
-        guard let level = Logger.Level(name: levelName) else { throw UsageError(command: command, message: "unknown log level '\(levelName)'") }
-        let report = try TokenBenchmark(options: options, logger: Logger(label: "quire.bench", level: level)) { printError("bench: " + $0) }.run()
-        printOut(arguments.flag("json") ? report.json() : report.markdown())
+    static func run(_ invocation: Invocation) throws -> Int32 {
+        guard invocation.positionals.isEmpty else {
+            throw UsageError(command: invocation.command, message: "unexpected argument '\(invocation.positionals[0])'")
+        }
+        let options = try invocation.configured(TokenBenchOptions(), settings)
+        let report = try TokenBenchmark(options: options, logger: try BenchOptions.logger(invocation)) { printError("bench: " + $0) }.run()
+        printOut(try invocation.value(BenchOptions.json, or: false) ? report.json() : report.markdown())
         return 0
     }
 }

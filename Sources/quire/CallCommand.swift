@@ -6,40 +6,29 @@ import QuireWire
 import Synchronization
 
 enum CallCommand {
-    static let help = """
-        Usage: quire call <service> [frame…] [options]
+    static let command = Command(
+        "call", listing: ("call <service> [frame…]", "send one request and print the reply frames"),
+        usage: "quire call <service> [frame…] [options]",
+        discussion: """
+            Sends one request with the given frames (UTF-8 text; '@FILE' reads a frame from a file) and
+            prints each reply frame on its own line. A typed error reply goes to standard error as JSON
+            and the exit status is 1. Given --timeout-ms, the call also waits for a worker to appear (see
+            below).
 
-        Sends one request with the given frames (UTF-8 text; '@FILE' reads a frame from a file) and
-        prints each reply frame on its own line. A typed error reply goes to standard error as JSON
-        and the exit status is 1.
+            A token (see below) is put in the first frame as its "token" member when that frame is a JSON
+            object and the service is not auth.* or mmi.*.
+            """,
+        groups: [ClientOptions.group(hiding: []), ClientAuth.group],
+        epilogue: Preflight.help + " mmi.* requests are sent as they are.",
+        run: run)
 
-        Options:
-          --broker ENDPOINT     the broker [QUIRE_BROKER] (default tcp://127.0.0.1:5555)
-          --timeout-ms N        wait per attempt [QUIRE_TIMEOUT_MS] (30000); given, the call also waits
-                                for a worker to appear (see below)
-          --retries N           resend after a timeout [QUIRE_RETRIES] (2)
-          --dialect D           mdp02 (default), mdp01 or majortomo
-
-        A token (see below) is put in the first frame as its "token" member when that frame is a JSON
-        object and the service is not auth.* or mmi.*.
-        """ + "\n" + ClientAuth.help + "\n\n" + Preflight.help + " mmi.* requests are sent as they are."
-
-    static func run(_ args: [String]) throws -> Int32 {
-        if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
-        let arguments = try Arguments(command: "quire call", args, valued: ClientAuth.options.union(["broker", "timeout-ms", "retries", "dialect", "log-level"]))
-        guard let service = arguments.positionals.first else {
-            throw UsageError(command: "quire call", message: "missing the service name")
+    static func run(_ invocation: Invocation) throws -> Int32 {
+        guard let service = invocation.positionals.first else {
+            throw UsageError(command: invocation.command, message: "missing the service name")
         }
-        var configuration = try clientConfiguration(arguments)
-        if let v = try arguments.integer("retries", range: 0...100) { configuration.retries = v }
-        if let v = arguments.string("dialect") {
-            guard let dialect = Dialect(rawValue: v) else {
-                throw UsageError(command: "quire call", message: "unknown dialect '\(v)' (mdp02, mdp01, majortomo)")
-            }
-            configuration.dialect = dialect
-        }
+        let configuration = try ClientOptions.configuration(invocation)
         var body: [[UInt8]] = []
-        for frame in arguments.positionals.dropFirst() {
+        for frame in invocation.positionals.dropFirst() {
             if frame.hasPrefix("@") {
                 let path = String(frame.dropFirst())
                 guard let data = FileManager.default.contents(atPath: path) else {
@@ -55,7 +44,7 @@ enum CallCommand {
         var preflight: Preflight?
         if !Preflight.isMMI(service) {
             let carriesToken = ClientAuth.isProtected(service) && body.first?.first == UInt8(ascii: "{")
-            guard let checked = try Preflight.run(arguments, configuration: configuration, service: service, wantsToken: carriesToken) else { return 1 }
+            guard let checked = try Preflight.run(invocation, configuration: configuration, service: service, wantsToken: carriesToken) else { return 1 }
             if let token = checked.token, let first = body.first { body[0] = ClientAuth.insert(token, into: first) }
             preflight = checked
         }

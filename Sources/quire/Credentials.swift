@@ -10,23 +10,27 @@ import ZeroMQ
 /// (`$XDG_DATA_HOME/quire`, else `~/.local/share/quire`). `quire up` keeps the broker's and the token
 /// worker's files there, and the local client's `credentials.json`.
 enum DataDirectory {
-    static func resolve(_ arguments: Arguments) -> String {
-        let environment = ProcessInfo.processInfo.environment
-        return arguments.string("data") ?? EnvironmentReader(environment).string("QUIRE_DATA") ?? defaultDataDirectory(environment)
+    static let option = Option("data", variable: "QUIRE_DATA", .string("DIR"),
+                               help: "the data folder: the broker's job store, the token worker's keys and clients, the local client's credentials.json",
+                               defaultNote: "broker: none (durable jobs off); others: $XDG_DATA_HOME/quire, else ~/.local/share/quire")
+
+    static func resolve(_ invocation: Invocation) throws(UsageError) -> String {
+        try invocation.value(option) ?? defaultDataDirectory(invocation.environment)
     }
 }
 
-/// The client configuration every client verb starts from: the environment, then `--broker`,
-/// `--timeout-ms` and the CURVE options.
-func clientConfiguration(_ arguments: Arguments) throws -> ClientConfiguration {
-    var configuration: ClientConfiguration
-    do { configuration = try ClientConfiguration(environment: ProcessInfo.processInfo.environment) } catch {
-        throw UsageError(command: arguments.command, message: error.description)
+/// The client configuration every client verb starts from: ``ClientConfiguration/settings`` (those
+/// not in `hiding` also as flags), then the CURVE options.
+enum ClientOptions {
+    static func group(hiding: Set<String> = ["retries", "dialect"], defaults: ClientConfiguration = ClientConfiguration()) -> OptionGroup {
+        OptionGroup("Connection:", ClientConfiguration.settings, defaults: defaults, hiding: hiding)
     }
-    if let v = arguments.string("broker") { configuration.broker = v }
-    if let v = try arguments.integer("timeout-ms", range: 1...86_400_000) { configuration.timeout = Milliseconds(Int64(v)) }
-    configuration.curve = try CurveOptions.client(arguments)
-    return configuration
+
+    static func configuration(_ invocation: Invocation) throws -> ClientConfiguration {
+        var configuration = try invocation.configured(ClientConfiguration(), ClientConfiguration.settings)
+        configuration.curve = try CurveOptions.client(invocation)
+        return configuration
+    }
 }
 
 /// How a client verb gets its token. In order:
@@ -38,37 +42,38 @@ func clientConfiguration(_ arguments: Arguments) throws -> ClientConfiguration {
 /// With 2 or 3, a broker that has no `auth.token` service (MMI says 404: auth off, or no token
 /// worker) means no token either; see ``Preflight``.
 enum ClientAuth {
-    /// The options every client verb accepts for this.
-    static let options: Set<String> = ["token", "credentials", "data", "curve-server-key", "curve-key"]
+    static let token = Option("token", variable: "QUIRE_TOKEN", .string("TOKEN"), help: "present this token")
+    static let credentialsFile = Option("credentials", .string("FILE"),
+                                        help: "get a token with these client credentials (JSON: client_id, client_secret)")
+    static let clientID = Option(nil, variable: "QUIRE_CLIENT_ID", .string("ID"), help: "get a token as this client (with QUIRE_CLIENT_SECRET)")
+    static let clientSecret = Option(nil, variable: "QUIRE_CLIENT_SECRET", .string("SECRET"), help: "the secret of QUIRE_CLIENT_ID")
 
-    static let help = """
-          --token TOKEN          present this token [QUIRE_TOKEN]
-          --credentials FILE     get a token with these client credentials (JSON: client_id, client_secret)
-                                 [QUIRE_CLIENT_ID, QUIRE_CLIENT_SECRET]
-          --data DIR             else use DIR/credentials.json, written by 'quire up' [QUIRE_DATA]
-                                 (default $XDG_DATA_HOME/quire, else ~/.local/share/quire)
-          --curve-server-key K   the broker's CURVE public key (Z85, or a .pub file) [QUIRE_CURVE_SERVER_KEY]
-          --curve-key FILE       this client's CURVE key pair file (quire keys curve) [QUIRE_CURVE_KEY]
-        """
+    /// The options every client verb accepts for this.
+    static var group: OptionGroup {
+        var data = DataDirectory.option.info
+        data.help = "else use DIR/credentials.json, written by 'quire up'"
+        data.defaultText = "$XDG_DATA_HOME/quire, else ~/.local/share/quire"
+        return OptionGroup("Token and encryption:", options: [token.info, credentialsFile.info, clientID.info, clientSecret.info, data]
+                           + CurveOptions.clientGroup.options)
+    }
 
     /// The credentials to fetch a token with, if any are configured.
-    static func credentials(_ arguments: Arguments) throws -> Credentials? {
-        let environment = EnvironmentReader(ProcessInfo.processInfo.environment)
-        if let file = arguments.string("credentials") { return try Credentials.load(path: file) }
-        if let id = environment.string("QUIRE_CLIENT_ID") {
-            guard let secret = environment.string("QUIRE_CLIENT_SECRET") else {
-                throw UsageError(command: arguments.command, message: "QUIRE_CLIENT_ID is set but QUIRE_CLIENT_SECRET is not")
+    static func credentials(_ invocation: Invocation) throws -> Credentials? {
+        if let file = try invocation.value(credentialsFile) { return try Credentials.load(path: file) }
+        if let id = try invocation.value(clientID) {
+            guard let secret = try invocation.value(clientSecret) else {
+                throw UsageError(command: invocation.command, message: "QUIRE_CLIENT_ID is set but QUIRE_CLIENT_SECRET is not")
             }
             return Credentials(clientID: id, clientSecret: secret)
         }
-        let path = LocalAuthority.credentialsPath(dataDirectory: DataDirectory.resolve(arguments))
+        let path = LocalAuthority.credentialsPath(dataDirectory: try DataDirectory.resolve(invocation))
         if FileManager.default.fileExists(atPath: path) { return try Credentials.load(path: path) }
         return nil
     }
 
     /// The token given with `--token` / `QUIRE_TOKEN`, if any.
-    static func givenToken(_ arguments: Arguments) -> String? {
-        arguments.string("token") ?? EnvironmentReader(ProcessInfo.processInfo.environment).string("QUIRE_TOKEN")
+    static func givenToken(_ invocation: Invocation) throws(UsageError) -> String? {
+        try invocation.value(token)
     }
 
     /// Sends one `auth.token` request on its own connection.
@@ -103,12 +108,24 @@ enum ClientAuth {
     }
 }
 
-/// CURVE options of clients and workers.
+/// CURVE options of clients, workers and the broker.
 enum CurveOptions {
-    static func client(_ arguments: Arguments) throws -> CurveClientSettings? {
-        let environment = EnvironmentReader(ProcessInfo.processInfo.environment)
-        let server = arguments.string("curve-server-key") ?? environment.string("QUIRE_CURVE_SERVER_KEY")
-        let keyFile = arguments.string("curve-key") ?? environment.string("QUIRE_CURVE_KEY")
+    static let serverKey = Option("curve-server-key", variable: "QUIRE_CURVE_SERVER_KEY", .string("K"),
+                                  help: "the broker's CURVE public key (Z85, or a .pub file)", defaultNote: "off")
+    static let keyPair = Option("curve-key", variable: "QUIRE_CURVE_KEY", .string("FILE"),
+                                help: "this peer's CURVE key pair file (quire keys curve)", defaultNote: "off")
+    static let secretKey = Option("curve-secret-key", variable: "QUIRE_CURVE_SECRET_KEY", .string("FILE"),
+                                  help: "turn CURVE on with this key pair file (quire keys curve)", defaultNote: "off")
+    static let allow = Option("curve-allow", variable: "QUIRE_CURVE_ALLOW", .string("FILE|DIR"),
+                              help: "client and worker public keys let in: a file with one Z85 key per line, or a folder of .pub files. "
+                                  + "Without it a broker with CURVE on refuses to start.")
+
+    static let clientGroup = OptionGroup(options: [serverKey.info, keyPair.info])
+    static let serverGroup = OptionGroup("CURVE (encryption and an allow-list of keys):", options: [secretKey.info, allow.info])
+
+    static func client(_ invocation: Invocation) throws -> CurveClientSettings? {
+        let server = try invocation.value(serverKey)
+        let keyFile = try invocation.value(keyPair)
         switch (server, keyFile) {
         case (nil, nil):
             return nil
@@ -116,28 +133,27 @@ enum CurveOptions {
             do {
                 return CurveClientSettings(serverKey: try CurveKeyFiles.loadPublicKey(server), keyPair: try CurveKeyFiles.loadKeyPair(path: keyFile))
             } catch {
-                throw UsageError(command: arguments.command, message: error.description)
+                throw UsageError(command: invocation.command, message: error.description)
             }
         default:
-            throw UsageError(command: arguments.command, message: "CURVE needs both --curve-server-key and --curve-key")
+            throw UsageError(command: invocation.command, message: "CURVE needs both --curve-server-key and --curve-key")
         }
     }
 
-    static func server(_ arguments: Arguments) throws -> CurveServerSettingsInput? {
-        let environment = EnvironmentReader(ProcessInfo.processInfo.environment)
-        guard let secretFile = arguments.string("curve-secret-key") ?? environment.string("QUIRE_CURVE_SECRET_KEY") else {
-            if arguments.string("curve-allow") != nil {
-                throw UsageError(command: arguments.command, message: "--curve-allow needs --curve-secret-key")
+    static func server(_ invocation: Invocation) throws -> CurveServerSettingsInput? {
+        guard let secretFile = try invocation.value(secretKey) else {
+            if invocation.isGiven(allow) {
+                throw UsageError(command: invocation.command, message: "--curve-allow needs --curve-secret-key")
             }
             return nil
         }
-        let allow = arguments.string("curve-allow") ?? environment.string("QUIRE_CURVE_ALLOW")
+        let allow = try invocation.value(Self.allow)
         do {
             let pair = try CurveKeyFiles.loadKeyPair(path: secretFile)
             return CurveServerSettingsInput(secretKey: pair.secretKey, publicKey: pair.publicKey,
                                             allowedKeys: try allow.map { path throws(CurveKeyError) in try CurveKeyFiles.loadAllowList(path: path) })
         } catch {
-            throw UsageError(command: arguments.command, message: error.description)
+            throw UsageError(command: invocation.command, message: error.description)
         }
     }
 

@@ -4,39 +4,33 @@ import QuireSupport
 import ZeroMQ
 
 enum ExporterCommand {
-    static let help = """
-        Usage: quire exporter [options]
+    static let listen = Option("listen", variable: "QUIRE_EXPORTER_LISTEN", .listenAddress, default: ":9464",
+                               help: "where to serve HTTP (every interface when HOST is left out)")
 
-        A Prometheus exporter: subscribes to the broker's stats socket and serves the latest snapshot
-        at GET /metrics in the text exposition format 0.0.4 (quire_queue_depth, quire_workers,
-        quire_requests_completed_total, quire_wait_seconds, …). Labels are service, state, reason,
-        priority and quantile only. Stops on SIGTERM or SIGINT.
+    static let command = Command(
+        "exporter", listing: ("exporter", "serve the broker's stats as Prometheus metrics over HTTP"),
+        usage: "quire exporter [options]",
+        discussion: """
+            A Prometheus exporter: subscribes to the broker's stats socket and serves the latest snapshot
+            at GET /metrics in the text exposition format 0.0.4 (quire_queue_depth, quire_workers,
+            quire_requests_completed_total, quire_wait_seconds, …). Labels are service, state, reason,
+            priority and quantile only. Stops on SIGTERM or SIGINT. With CURVE on at the broker, its
+            stats socket has it too: give --curve-server-key and --curve-key.
+            """,
+        groups: [OptionGroup(options: [listen.info, StatsOptions.endpoint.info] + CurveOptions.clientGroup.options)],
+        run: run)
 
-        Options (environment variable in brackets):
-          --listen [HOST]:PORT   where to serve HTTP [QUIRE_EXPORTER_LISTEN] (default :9464, every interface)
-          --stats ENDPOINT       the broker's stats socket [QUIRE_STATS] (default tcp://127.0.0.1:5556)
-          --curve-server-key K --curve-key FILE
-                                 when the broker has CURVE on (its stats socket too) [QUIRE_CURVE_SERVER_KEY, QUIRE_CURVE_KEY]
-          --log-level LEVEL      [QUIRE_LOG_LEVEL] (info)
-        """
-
-    static func run(_ args: [String]) throws -> Int32 {
-        if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
-        let command = "quire exporter"
-        let arguments = try Arguments(command: command, args, valued: ["listen", "stats", "log-level", "curve-server-key", "curve-key"])
-        guard arguments.positionals.isEmpty else {
-            throw UsageError(command: command, message: "unexpected argument '\(arguments.positionals[0])'")
+    static func run(_ invocation: Invocation) throws -> Int32 {
+        let command = invocation.command
+        guard invocation.positionals.isEmpty else {
+            throw UsageError(command: command, message: "unexpected argument '\(invocation.positionals[0])'")
         }
-        let environment = ProcessInfo.processInfo.environment
-        let listen = arguments.string("listen") ?? environment["QUIRE_EXPORTER_LISTEN"] ?? ":9464"
-        guard Exporter.parseListen(listen) != nil else {
-            throw UsageError(command: command, message: "'--listen \(listen)': expected [HOST]:PORT such as :9464")
-        }
-        let endpoint = arguments.string("stats") ?? environment["QUIRE_STATS"] ?? "tcp://127.0.0.1:5556"
-        let logger = try makeLogger("quire.exporter", arguments)
+        let listen = try invocation.value(Self.listen, or: ":9464")
+        let endpoint = try invocation.value(StatsOptions.endpoint, or: "tcp://127.0.0.1:5556")
+        let logger = try CommonOptions.logger("quire.exporter", invocation)
         let context = try Context()
         let exporter = try Exporter(statsEndpoint: endpoint, listen: listen, context: context, logger: logger,
-                                    curve: try CurveOptions.client(arguments))
+                                    curve: try CurveOptions.client(invocation))
         let signals = SignalWatcher { number in
             logger.notice("signal received; stopping", metadata: ["signal": String(number)])
             exporter.stop()
@@ -51,5 +45,13 @@ enum ExporterCommand {
         }
         context.terminate()
         return 0
+    }
+}
+
+extension SettingValue where Value == String {
+    /// `[HOST]:PORT`, as the exporter listens.
+    static var listenAddress: Self {
+        Self(placeholder: "[HOST]:PORT", expectation: "[HOST]:PORT such as :9464",
+             parse: { Exporter.parseListen($0) != nil ? $0 : nil }, format: { $0 })
     }
 }

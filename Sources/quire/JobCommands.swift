@@ -6,102 +6,103 @@ import QuireWire
 
 /// The durable-job verbs: `submit`, `result`, `status`, `cancel`, `close` (Titanic, RFC 9).
 enum JobCommands {
-    static let submitHelp = """
-        Usage: quire submit FILE… [options]
+    static let priority = Option("priority", .word(["high", "normal", "low"], noun: "priority", placeholder: "P"), default: "normal",
+                                 help: "the job's place in the queue")
+    static let idempotencyKey = Option("idempotency-key", .string("K"),
+                                       help: "resubmitting with the same key returns the same job (with several files, file N uses K/N)")
+    static let deadline = Option("deadline-ms", .integer64(1...(86_400_000 * 365)), help: "the job expires if not finished N ms after submission")
+    static let maxAttempts = Option("max-attempts", .integer(1...20), help: "attempts before the job is dead", defaultNote: "the broker's, 3")
+    static let resultTTL = Option("result-ttl-s", .integer64(1...2_592_000), help: "keep the result this long after the job finishes",
+                                  defaultNote: "the broker's, 1 day")
+    static let service = Option("service", .string("S"), default: "ocr", help: "the target service")
+    static let format = Option("format", .word(OCRRequestOptions.formats, noun: "format", placeholder: "F"), default: "json",
+                               help: "the output")
+    static let wait = Option("wait", .switch, default: false, help: "wait until the job finishes (the broker holds each ask up to 20 s)")
+    static let waitTimeout = Option("wait-timeout-s", .integer(1...31_536_000), help: "give up waiting after N seconds (exit 3)",
+                                    defaultNote: "wait for ever")
 
-        Stores one durable OCR job per image with the broker and prints one job id per line, in input
-        order, as soon as each job is on the broker's disk. The capture side can then go away; anyone
-        with the id reads the result later with 'quire result ID'. '-' reads standard input.
+    static let submit = Command(
+        "submit", listing: ("submit FILE…", "store durable OCR jobs with the broker; prints one job id per file"),
+        usage: "quire submit FILE… [options]",
+        discussion: """
+            Stores one durable OCR job per image with the broker and prints one job id per line, in input
+            order, as soon as each job is on the broker's disk. The capture side can then go away; anyone
+            with the id reads the result later with 'quire result ID'. '-' reads standard input.
+            """,
+        groups: [
+            OptionGroup("Job options:", options: [priority.info, idempotencyKey.info, deadline.info, maxAttempts.info, resultTTL.info, service.info]),
+            OCRRequestOptions.group, ClientOptions.group(), ClientAuth.group,
+        ],
+        epilogue: """
+            The job's service needs no worker now: the job waits for one on the broker's disk. A broker that
+            does not answer within 3 s (or --timeout-ms) is an error. With credentials but no token worker at
+            the broker (a broker with --auth off), the job goes without a token.
+            """,
+        run: submit)
 
-        Job options:
-          --priority P           high, normal (default) or low
-          --idempotency-key K    resubmitting with the same key returns the same job (with several
-                                 files, file N uses K/N)
-          --deadline-ms N        the job expires if not finished N ms after submission
-          --max-attempts N       attempts before the job is dead (1…20; the broker's default is 3)
-          --result-ttl-s N       keep the result this long after the job finishes (default 1 day)
-          --service S            the target service (default ocr)
-        OCR options (as for quire recognize):
-          --format F --languages L --mode M --auto-orientation --pages 1,3 --dpi N
-        Connection:
-          --broker ENDPOINT      [QUIRE_BROKER] (default tcp://127.0.0.1:5555)
-          --timeout-ms N         per attempt [QUIRE_TIMEOUT_MS] (30000)
-        """ + "\n" + ClientAuth.help + "\n\n" + """
-        The job's service needs no worker now: the job waits for one on the broker's disk. A broker that
-        does not answer within 3 s (or --timeout-ms) is an error. With credentials but no token worker at
-        the broker (a broker with --auth off), the job goes without a token.
-        """
+    static let result = Command(
+        "result", listing: ("result ID", "print a durable job's result (--wait to wait for it)"),
+        usage: "quire result ID [--wait] [--format F]",
+        discussion: """
+            Prints a durable job's result: the OCR result as JSON, or with --format text, hocr, alto or tsv
+            its rendering (those other than text must have been asked for at submission). Without --wait,
+            a job that has not finished yet exits with status 3. Each ask waits at least 30 s
+            (--timeout-ms is raised to that): a held ask lasts 20 s.
 
-    static let resultHelp = """
-        Usage: quire result ID [--wait] [--format F]
+            Exit status: 0 result printed; 1 the job failed, died, expired, was cancelled or is unknown
+            (the reason on standard error); 2 usage error; 3 not finished yet.
 
-        Prints a durable job's result: the OCR result as JSON, or with --format text, hocr, alto or tsv
-        its rendering (those other than text must have been asked for at submission). Without --wait,
-        a job that has not finished yet exits with status 3.
+            A broker that does not answer within 3 s (or --timeout-ms) is an error. A job is read with its
+            submitter's token, or a reader token for it ('quire token --job ID'); with credentials but no
+            token worker at the broker (auth off), without a token.
+            """,
+        groups: [OptionGroup(options: [wait.info, waitTimeout.info, format.info]), ClientOptions.group(), ClientAuth.group],
+        run: result)
 
-        Options:
-          --wait                 wait until the job finishes (the broker holds each ask up to 20 s)
-          --wait-timeout-s N     give up waiting after N seconds (exit 3; default: wait for ever)
-          --format F             json (default), text, hocr, alto, tsv
-          --broker ENDPOINT      [QUIRE_BROKER] (default tcp://127.0.0.1:5555)
-          --timeout-ms N         per ask [QUIRE_TIMEOUT_MS] (30000, and never less: a held ask lasts 20 s)
-
-        Exit status: 0 result printed; 1 the job failed, died, expired, was cancelled or is unknown
-        (the reason on standard error); 2 usage error; 3 not finished yet.
-
-        A broker that does not answer within 3 s (or --timeout-ms) is an error. A job is read with its
-        submitter's token, or a reader token for it ('quire token --job ID'); with credentials but no
-        token worker at the broker (auth off), without a token:
-        """ + "\n" + ClientAuth.help
-
-    static let statusHelp = """
-        Usage: quire status ID | quire cancel ID | quire close ID
-
+    static let statusDiscussion = """
         status  prints the job's state as JSON: queued, running, done, failed, dead, cancelled or
                 expired, with attempts, times and the last error.
         cancel  cancels a queued or running job (a running attempt's result is discarded) and prints
                 its state.
         close   deletes the job and its result (done with it; unknown ids are fine too).
 
-        Options:
-          --broker ENDPOINT      [QUIRE_BROKER] (default tcp://127.0.0.1:5555)
-          --timeout-ms N         per attempt [QUIRE_TIMEOUT_MS] (30000; a broker that does not answer
-                                 within 3 s, or N ms when given, is an error)
-        """ + "\n" + ClientAuth.help
+        A broker that does not answer within 3 s, or --timeout-ms N when given, is an error.
+        """
+
+    static func statusCommand(_ service: String, listing: (String, String)?) -> Command {
+        Command(String(service.dropFirst(ServiceClass.jobsPrefix.count)), listing: listing, usage: "quire status ID | quire cancel ID | quire close ID",
+                discussion: statusDiscussion, groups: [ClientOptions.group(), ClientAuth.group]) { invocation in
+            try status(invocation, service: service)
+        }
+    }
+
+    static let status = statusCommand(Titanic.status, listing: ("status ID", "a durable job's state; cancel ID, close ID"))
+    static let cancel = statusCommand(Titanic.cancel, listing: nil)
+    static let close = statusCommand(Titanic.close, listing: nil)
 
     // MARK: - submit
 
-    static func submit(_ args: [String]) throws -> Int32 {
-        if args.contains("--help") || args.contains("-h") { printOut(submitHelp); return 0 }
-        let command = "quire submit"
-        let arguments = try Arguments(command: command, args, valued: ocrOptionNames.union([
-            "priority", "idempotency-key", "deadline-ms", "max-attempts", "result-ttl-s", "service",
-            "broker", "timeout-ms", "log-level",
-        ]).union(ClientAuth.options), booleans: ["auto-orientation"])
-        let files = arguments.positionals
+    static func submit(_ invocation: Invocation) throws -> Int32 {
+        let command = invocation.command
+        let files = invocation.positionals
         guard !files.isEmpty else { throw UsageError(command: command, message: "no image files given") }
-        let (request, _) = try ocrRequest(arguments)
+        let (request, _) = try OCRRequestOptions.request(invocation)
         var options = JobOptions()
-        if let priority = arguments.string("priority") {
-            guard ["high", "normal", "low"].contains(priority) else {
-                throw UsageError(command: command, message: "unknown priority '\(priority)' (high, normal, low)")
-            }
-            options.priority = priority
-        }
-        options.deadlineMs = try arguments.integer("deadline-ms", range: 1...(86_400_000 * 365)).map(Int64.init)
-        options.maxAttempts = try arguments.integer("max-attempts", range: 1...20)
-        options.resultTTLSeconds = try arguments.integer("result-ttl-s", range: 1...2_592_000).map(Int64.init)
+        if invocation.isGiven(priority) { options.priority = try invocation.value(priority) }
+        options.deadlineMs = try invocation.value(deadline)
+        options.maxAttempts = try invocation.value(maxAttempts)
+        options.resultTTLSeconds = try invocation.value(resultTTL)
         // Always a key: the client resends a submission whose 200 came too late, and the key makes the
         // resend return the same job instead of a second one. Without --idempotency-key, a random one.
-        let key = arguments.string("idempotency-key") ?? "quire-submit-" + (0..<16).map { _ in String(UInt8.random(in: 0...255), radix: 16) }.joined()
-        let service = arguments.string("service") ?? "ocr"
-        let configuration = try clientConfiguration(arguments)
+        let key = try invocation.value(idempotencyKey) ?? "quire-submit-" + (0..<16).map { _ in String(UInt8.random(in: 0...255), radix: 16) }.joined()
+        let service = try invocation.value(Self.service, or: "ocr")
+        let configuration = try ClientOptions.configuration(invocation)
 
         // Nothing is submitted unless every file can be read.
         let (inputs, readFailures) = readInputs(files, command: command)
         guard readFailures == 0 else { return 1 }
         // The target service needs no worker now: the job waits for one on the broker's disk.
-        guard let preflight = try Preflight.run(arguments, configuration: configuration, service: nil) else { return 1 }
+        guard let preflight = try Preflight.run(invocation, configuration: configuration, service: nil) else { return 1 }
         var frames: [[[UInt8]]] = []
         for (index, input) in inputs.enumerated() {
             var perFile = options
@@ -156,22 +157,16 @@ enum JobCommands {
 
     // MARK: - result
 
-    static func result(_ args: [String]) throws -> Int32 {
-        if args.contains("--help") || args.contains("-h") { printOut(resultHelp); return 0 }
-        let command = "quire result"
-        let arguments = try Arguments(command: command, args, valued: ClientAuth.options.union(["format", "wait-timeout-s", "broker", "timeout-ms", "log-level"]),
-                                      booleans: ["wait"])
-        let id = try jobID(arguments)
-        let format = arguments.string("format") ?? "json"
-        guard ["json", "text", "hocr", "alto", "tsv"].contains(format) else {
-            throw UsageError(command: command, message: "unknown format '\(format)' (json, text, hocr, alto, tsv)")
-        }
-        let wait = arguments.flag("wait")
-        let waitLimit = try arguments.integer("wait-timeout-s", range: 1...31_536_000)
-        var configuration = try clientConfiguration(arguments)
+    static func result(_ invocation: Invocation) throws -> Int32 {
+        let command = invocation.command
+        let id = try jobID(invocation)
+        let format = try invocation.value(Self.format, or: "json")
+        let wait = try invocation.value(Self.wait, or: false)
+        let waitLimit = try invocation.value(waitTimeout)
+        var configuration = try ClientOptions.configuration(invocation)
         // A held ask lasts up to 20 s: the client must wait longer than that for the answer.
         configuration.timeout = Milliseconds(max(configuration.timeout.value, 30_000))
-        guard let preflight = try Preflight.run(arguments, configuration: configuration, service: nil) else { return 1 }
+        guard let preflight = try Preflight.run(invocation, configuration: configuration, service: nil) else { return 1 }
         let envelope = envelopeFrame(token: preflight.token, waitMs: wait ? 20_000 : nil)
         let settings = configuration
         let outcome = blockingAwait { () async throws -> Result<[[UInt8]], TitanicFailure>? in
@@ -230,13 +225,11 @@ enum JobCommands {
 
     // MARK: - status, cancel, close
 
-    static func status(_ args: [String], service: String) throws -> Int32 {
-        if args.contains("--help") || args.contains("-h") { printOut(statusHelp); return 0 }
-        let command = "quire " + service.dropFirst(ServiceClass.jobsPrefix.count)
-        let arguments = try Arguments(command: command, args, valued: ClientAuth.options.union(["broker", "timeout-ms", "log-level"]))
-        let id = try jobID(arguments)
-        let configuration = try clientConfiguration(arguments)
-        guard let preflight = try Preflight.run(arguments, configuration: configuration, service: nil) else { return 1 }
+    static func status(_ invocation: Invocation, service: String) throws -> Int32 {
+        let command = invocation.command
+        let id = try jobID(invocation)
+        let configuration = try ClientOptions.configuration(invocation)
+        guard let preflight = try Preflight.run(invocation, configuration: configuration, service: nil) else { return 1 }
         var body = [Array(id.utf8)]
         if let envelope = envelopeFrame(token: preflight.token, waitMs: nil) { body.append(envelope) }
         let request = body
@@ -260,12 +253,12 @@ enum JobCommands {
 
     // MARK: - Helpers
 
-    static func jobID(_ arguments: Arguments) throws(UsageError) -> String {
-        guard arguments.positionals.count == 1, let id = arguments.positionals.first else {
-            throw UsageError(command: arguments.command, message: "expected one job id")
+    static func jobID(_ invocation: Invocation) throws(UsageError) -> String {
+        guard invocation.positionals.count == 1, let id = invocation.positionals.first else {
+            throw UsageError(command: invocation.command, message: "expected one job id")
         }
         guard Titanic.isJobID(id) else {
-            throw UsageError(command: arguments.command, message: "'\(id)' is not a job id (32 hexadecimal characters)")
+            throw UsageError(command: invocation.command, message: "'\(id)' is not a job id (32 hexadecimal characters)")
         }
         return id.lowercased()
     }

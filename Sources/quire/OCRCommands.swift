@@ -25,67 +25,60 @@ func ensureSingleThreadedOpenMP() {
     printError("quire: warning: could not re-execute with OMP_THREAD_LIMIT=1 (errno \(errno)); OCR will be slower")
 }
 
-func ocrConfiguration(_ arguments: Arguments) throws -> OCRConfiguration {
-    var configuration: OCRConfiguration
-    do {
-        configuration = try OCRConfiguration(environment: ProcessInfo.processInfo.environment)
-    } catch {
-        throw UsageError(command: arguments.command, message: error.description)
-    }
-    if let v = arguments.string("tessdata") { configuration.dataPath = v }
-    if let v = arguments.string("languages") { configuration.defaultLanguages = v.split(separator: "+").map(String.init) }
-    return configuration
-}
-
 enum UpCommand {
-    static let help = """
-        Usage: quire up [options]
+    /// The broker's defaults in `quire up`: this machine only, stats on.
+    static let brokerDefaults: BrokerConfiguration = {
+        var configuration = BrokerConfiguration()
+        configuration.bind = "tcp://127.0.0.1:5555"
+        configuration.statsBind = "tcp://127.0.0.1:5556"
+        return configuration
+    }()
+    static let threads = WorkerCommand.threads.defaulting(to: nil, note: "one per core")
 
-        Runs the whole stack on one machine in one process: the broker and OCR worker threads (one
-        Tesseract engine each). Clients (quire recognize, apps) connect to the broker endpoint.
-        Stops cleanly on SIGTERM or SIGINT (workers drain first).
+    static var threadsInfo: OptionInfo {
+        var info = threads.info
+        info.help = "OCR worker threads"
+        return info
+    }
 
-        Options:
-          --bind ENDPOINT        the broker endpoint [QUIRE_BIND] (default tcp://127.0.0.1:5555: this machine only)
-          --threads N            OCR worker threads [QUIRE_THREADS] (default: one per core)
-          --tessdata DIR         language packs [QUIRE_TESSDATA] (default /usr/share/tesseract-ocr/5/tessdata)
-          --languages L          default languages, e.g. eng+deu [QUIRE_LANGUAGES] (default eng)
-          --data DIR             the data folder: durable jobs, signing keys, the local client [QUIRE_DATA]
-                                 (default $XDG_DATA_HOME/quire, else ~/.local/share/quire)
-          --stats ENDPOINT       the stats PUB socket [QUIRE_STATS_BIND] (default tcp://127.0.0.1:5556; 'off': none)
-          --log-level LEVEL      [QUIRE_LOG_LEVEL] (info)
-          --auth on|off          [QUIRE_AUTH] (on: a signing key and a local client are created in the data
-                                 folder on first start; the CLI on this machine uses them by itself)
-        The durable-job and auth options of 'quire broker' apply too (--max-jobs, --rate-limit, …).
-        """
+    static let command = Command(
+        "up", listing: ("up", "run the whole stack on this machine: broker + OCR workers"),
+        usage: "quire up [options]",
+        discussion: """
+            Runs the whole stack on one machine in one process: the broker and OCR worker threads (one
+            Tesseract engine each). Clients (quire recognize, apps) connect to the broker endpoint.
+            Stops cleanly on SIGTERM or SIGINT (workers drain first). With auth on, a signing key and a
+            local client are created in the data folder on first start; the CLI on this machine uses them
+            by itself.
+            """,
+        groups: [
+            OptionGroup(options: OptionGroup(BrokerConfiguration.settings, defaults: brokerDefaults).options + [threadsInfo]),
+            OptionGroup("OCR workers:", OCRConfiguration.settings, defaults: OCRConfiguration()),
+            AuthOptions.group,
+            DurableJobOptions.group(defaults: brokerDefaults, dataNote: "$XDG_DATA_HOME/quire, else ~/.local/share/quire"),
+        ],
+        run: run)
 
-    static func run(_ args: [String]) throws -> Int32 {
-        if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
-        let arguments = try Arguments(command: "quire up", args,
-                                      valued: Set(["bind", "threads", "tessdata", "languages", "log-level", "stats"]).union(jobOptionNames)
-                                          .union(authOptionNames))
-        guard arguments.positionals.isEmpty else {
-            throw UsageError(command: "quire up", message: "unexpected argument '\(arguments.positionals[0])'")
+    static func run(_ invocation: Invocation) throws -> Int32 {
+        guard invocation.positionals.isEmpty else {
+            throw UsageError(command: invocation.command, message: "unexpected argument '\(invocation.positionals[0])'")
         }
-        let environment = ProcessInfo.processInfo.environment
-        var brokerConfiguration: BrokerConfiguration
-        do { brokerConfiguration = try BrokerConfiguration(environment: environment) } catch {
-            throw UsageError(command: "quire up", message: error.description)
-        }
-        brokerConfiguration.bind = arguments.string("bind") ?? environment["QUIRE_BIND"] ?? "tcp://127.0.0.1:5555"
-        brokerConfiguration.jobs = try jobConfiguration(arguments, base: brokerConfiguration.jobs, defaultDirectory: defaultDataDirectory(environment))
-        brokerConfiguration.auth = try authConfiguration(arguments)
+        let environment = invocation.environment
+        var brokerConfiguration = try invocation.configured(brokerDefaults, BrokerConfiguration.settings)
+        brokerConfiguration.jobs = try DurableJobOptions.configuration(invocation, defaultDirectory: defaultDataDirectory(environment))
+        brokerConfiguration.auth = try AuthOptions.configuration(invocation)
         let dataDirectory = brokerConfiguration.jobs?.directory ?? defaultDataDirectory(environment)
-        let stats = arguments.string("stats") ?? brokerConfiguration.statsBind ?? "tcp://127.0.0.1:5556"
-        brokerConfiguration.statsBind = stats == "off" ? nil : stats
-        let threads = try arguments.integer("threads", range: 1...256)
-            ?? Int(environment["QUIRE_THREADS"] ?? "") ?? ProcessInfo.processInfo.activeProcessorCount
-        let ocr = try ocrConfiguration(arguments)
+        let threads = try invocation.value(Self.threads) ?? ProcessInfo.processInfo.activeProcessorCount
+        let ocr = try invocation.configured(OCRConfiguration(), OCRConfiguration.settings)
         ensureSingleThreadedOpenMP()
-        let logger = try makeLogger("quire.up", arguments)
+        let logger = try CommonOptions.logger("quire.up", invocation)
 
+        let workerConfiguration: WorkerConfiguration
+        do { workerConfiguration = try WorkerConfiguration(environment: environment) } catch {
+            throw UsageError(command: invocation.command, message: error.description)
+        }
         var groups = [WorkerGroup(service: OCRService.make(configuration: ocr), count: threads,
-                                  configuration: try WorkerConfiguration(environment: environment), threadName: "quire-ocr")]
+                                  configuration: workerConfiguration, threadName: "quire-ocr")]
         var credentials: Credentials?
         if let auth = brokerConfiguration.auth {
             // Auth on, with nothing to set up: a signing key and a local client on first start, in the
@@ -140,71 +133,73 @@ func readInputs(_ files: [String], command: String) -> (inputs: [(name: String, 
 }
 
 /// The OCR options `quire recognize` and `quire submit` share, and the output format they imply.
-let ocrOptionNames: Set<String> = ["format", "languages", "mode", "pages", "dpi"]
+enum OCRRequestOptions {
+    static let formats = ["json", "text", "hocr", "alto", "tsv"]
+    static let format = Option("format", .word(formats, noun: "format", placeholder: "F"), default: "json", help: "the output")
+    static let languages = Option("languages", .list(separator: "+", placeholder: "L"),
+                                  help: "e.g. en, eng+deu, zh-Hans", defaultNote: "the worker's")
+    static let mode = Option("mode", .word(["document", "text", "line"], noun: "mode", placeholder: "M"), default: "document",
+                             help: "document: dense pages; text: sparse text in photos; line: one line")
+    static let autoOrientation = Option("auto-orientation", .switch, default: false, help: "detect and fix page rotation (OSD)")
+    static let pages = Option("pages", .pageNumbers, help: "pages of a multi-page TIFF, e.g. 1,3")
+    static let dpi = Option("dpi", .integer(30...2_400), help: "the scan's resolution when the file does not say")
 
-func ocrRequest(_ arguments: Arguments) throws(UsageError) -> (OCRRequest, String) {
-    let format = arguments.string("format") ?? "json"
-    guard ["json", "text", "hocr", "alto", "tsv"].contains(format) else {
-        throw UsageError(command: arguments.command, message: "unknown format '\(format)' (json, text, hocr, alto, tsv)")
+    static let group = OptionGroup("OCR options:", options: [format.info, languages.info, mode.info, autoOrientation.info, pages.info, dpi.info])
+
+    static func request(_ invocation: Invocation) throws(UsageError) -> (OCRRequest, String) {
+        let format = try invocation.value(Self.format, or: "json")
+        var request = OCRRequest()
+        request.languages = try invocation.value(languages)
+        if invocation.isGiven(mode), let mode = try invocation.value(mode) { request.mode = OCRRequest.Mode(rawValue: mode) }
+        if try invocation.value(autoOrientation, or: false) { request.autoOrientation = true }
+        request.pages = try invocation.value(pages)
+        request.dpi = try invocation.value(dpi)
+        if format != "json", let output = OCRRequest.Output(rawValue: format) { request.outputs = [output] }
+        return (request, format)
     }
-    var request = OCRRequest()
-    request.languages = arguments.string("languages").map { $0.split(separator: "+").map(String.init) }
-    if let mode = arguments.string("mode") {
-        guard let m = OCRRequest.Mode(rawValue: mode) else {
-            throw UsageError(command: arguments.command, message: "unknown mode '\(mode)' (document, text, line)")
-        }
-        request.mode = m
+}
+
+extension SettingValue where Value == [Int] {
+    /// Page numbers from 1, separated by commas.
+    static var pageNumbers: Self {
+        Self(placeholder: "1,3", expectation: "page numbers like 1,3",
+             parse: { text in
+                 let numbers = text.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+                 guard numbers.allSatisfy({ ($0 ?? 0) >= 1 }) else { return nil }
+                 return numbers.compactMap { $0 }
+             },
+             format: { $0.map(String.init).joined(separator: ",") })
     }
-    if arguments.flag("auto-orientation") { request.autoOrientation = true }
-    if let pages = arguments.string("pages") {
-        let numbers = pages.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
-        guard numbers.allSatisfy({ ($0 ?? 0) >= 1 }) else {
-            throw UsageError(command: arguments.command, message: "'--pages \(pages)': expected page numbers like 1,3")
-        }
-        request.pages = numbers.compactMap { $0 }
-    }
-    request.dpi = try arguments.integer("dpi", range: 30...2_400)
-    if format != "json", let output = OCRRequest.Output(rawValue: format) { request.outputs = [output] }
-    return (request, format)
 }
 
 enum RecognizeCommand {
-    static let help = """
-        Usage: quire recognize FILE… [options]
+    static let inFlight = Option("in-flight", .integer(1...1_024), default: 16, help: "requests in flight at once")
 
-        Sends each image to the 'ocr' service through the broker and prints the results in input
-        order. Many files are sent at once so every worker stays busy. '-' reads standard input.
-        A progress bar is drawn on standard error when it is a terminal. Exits 1 if any file failed,
-        naming each failure on standard error.
+    static let command = Command(
+        "recognize", listing: ("recognize FILE…", "OCR images through the broker and print the results"),
+        usage: "quire recognize FILE… [options]",
+        discussion: """
+            Sends each image to the 'ocr' service through the broker and prints the results in input
+            order. Many files are sent at once so every worker stays busy. '-' reads standard input.
+            A progress bar is drawn on standard error when it is a terminal. Exits 1 if any file failed,
+            naming each failure on standard error. Given --timeout-ms, it also waits for an OCR worker to
+            appear instead of failing after 3 s (see below).
+            """,
+        groups: [OCRRequestOptions.group, OptionGroup(options: ClientOptions.group().options + [inFlight.info]), ClientAuth.group],
+        epilogue: Preflight.help,
+        run: run)
 
-        Options:
-          --format F             json (default), text, hocr, alto, tsv
-          --languages L          e.g. en, eng+deu, zh-Hans (default: the worker's)
-          --mode M               document (default: dense pages), text (sparse text in photos), line
-          --auto-orientation     detect and fix page rotation (OSD)
-          --pages 1,3            pages of a multi-page TIFF
-          --dpi N                the scan's resolution when the file does not say
-          --broker ENDPOINT      [QUIRE_BROKER] (default tcp://127.0.0.1:5555)
-          --in-flight N          requests in flight at once (default 16)
-          --timeout-ms N         per attempt [QUIRE_TIMEOUT_MS] (30000); given, also wait for an OCR
-                                 worker to appear instead of failing after 3 s (see below)
-        """ + "\n" + ClientAuth.help + "\n\n" + Preflight.help
-
-    static func run(_ args: [String]) throws -> Int32 {
-        if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
-        let arguments = try Arguments(command: "quire recognize", args, valued: ocrOptionNames.union(ClientAuth.options).union([
-            "broker", "in-flight", "timeout-ms", "log-level",
-        ]), booleans: ["auto-orientation"])
-        let files = arguments.positionals
-        guard !files.isEmpty else { throw UsageError(command: "quire recognize", message: "no image files given") }
-        let (request, format) = try ocrRequest(arguments)
-        var configuration = try clientConfiguration(arguments)
-        configuration.maxInFlight = try arguments.integer("in-flight", range: 1...1_024) ?? 16
+    static func run(_ invocation: Invocation) throws -> Int32 {
+        let files = invocation.positionals
+        guard !files.isEmpty else { throw UsageError(command: invocation.command, message: "no image files given") }
+        let (request, format) = try OCRRequestOptions.request(invocation)
+        var configuration = try ClientOptions.configuration(invocation)
+        configuration.maxInFlight = try invocation.value(inFlight, or: 16)
 
         // Read every input first: a missing file is reported before anything is sent.
         let (inputs, readFailures) = readInputs(files, command: "quire recognize")
         var encodedRequest = Array(try JSONEncoder().encode(request))
-        guard let preflight = try Preflight.run(arguments, configuration: configuration, service: "ocr") else { return 1 }
+        guard let preflight = try Preflight.run(invocation, configuration: configuration, service: "ocr") else { return 1 }
         if let token = preflight.token { encodedRequest = ClientAuth.insert(token, into: encodedRequest) }
         let requestFrame = encodedRequest
         let settings = configuration

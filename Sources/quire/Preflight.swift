@@ -44,13 +44,12 @@ struct Preflight {
     /// Runs the checks for `service` (nil: only the broker and the token), printing the reason on
     /// standard error and returning nil when the verb cannot go on.
     /// `wantsToken` false: no token is fetched (a request that cannot carry one).
-    static func run(_ arguments: Arguments, configuration: ClientConfiguration, service: String?, wantsToken: Bool = true) throws -> Preflight? {
-        let given = wantsToken ? ClientAuth.givenToken(arguments) : nil
-        let credentials = wantsToken && given == nil ? try ClientAuth.credentials(arguments) : nil
-        let asksToWait = arguments.string("timeout-ms") != nil
-            || EnvironmentReader(ProcessInfo.processInfo.environment).string("QUIRE_TIMEOUT_MS") != nil
+    static func run(_ invocation: Invocation, configuration: ClientConfiguration, service: String?, wantsToken: Bool = true) throws -> Preflight? {
+        let given = wantsToken ? try ClientAuth.givenToken(invocation) : nil
+        let credentials = wantsToken && given == nil ? try ClientAuth.credentials(invocation) : nil
+        let asksToWait = invocation.isGiven(flag: "timeout-ms") || !(invocation.environment["QUIRE_TIMEOUT_MS"] ?? "").isEmpty
         let probeTimeout = asksToWait ? configuration.timeout : patience
-        let command = arguments.command
+        let command = invocation.command
         let outcome = blockingAwait { () async throws -> Preflight in
             try await withClient(configuration: configuration) { client in
                 var preflight = Preflight(token: given, broker: configuration.broker)

@@ -7,39 +7,45 @@ import ZeroMQ
 import Glibc
 #endif
 
+/// Where `quire stats` and `quire exporter` subscribe.
+enum StatsOptions {
+    static let endpoint = Option("stats", variable: "QUIRE_STATS", .string("ENDPOINT"), default: "tcp://127.0.0.1:5556",
+                                 help: "the broker's stats socket (quire broker --stats)")
+}
+
 enum StatsCommand {
-    static let help = """
-        Usage: quire stats [options]
+    static let json = Option("json", .switch, default: false, help: "print the raw snapshots as JSON lines instead of the table")
+    static let events = Option("events", .switch, default: false, help: "with --json, print the events (worker joined/lost, job dead) too")
+    static let once = Option("once", .switch, default: false, help: "print one snapshot and exit (status 1 when none comes in time)")
+    static let timeout = Option("timeout-ms", SettingValue.milliseconds(1...3_600_000), default: 10_000,
+                                help: "with --once, how long to wait for a snapshot")
 
-        Subscribes to the broker's stats socket (quire broker --stats) and shows queues, workers,
-        throughput and latency in a table that refreshes in place (80 columns). Ctrl-C quits.
+    static let command = Command(
+        "stats", listing: ("stats", "show the broker's stats live (queues, workers, throughput, latency)"),
+        usage: "quire stats [options]",
+        discussion: """
+            Subscribes to the broker's stats socket (quire broker --stats) and shows queues, workers,
+            throughput and latency in a table that refreshes in place (80 columns). Ctrl-C quits. With
+            CURVE on at the broker, its stats socket has it too: give --curve-server-key and --curve-key.
+            """,
+        groups: [OptionGroup(options: [StatsOptions.endpoint.info] + CurveOptions.clientGroup.options + [json.info, events.info, once.info, timeout.info])],
+        run: run)
 
-        Options (environment variable in brackets):
-          --stats ENDPOINT     the broker's stats socket [QUIRE_STATS] (default tcp://127.0.0.1:5556)
-          --curve-server-key K --curve-key FILE
-                               when the broker has CURVE on (its stats socket too) [QUIRE_CURVE_SERVER_KEY, QUIRE_CURVE_KEY]
-          --json               print the raw snapshots as JSON lines instead of the table
-          --events             with --json, print the events (worker joined/lost, job dead) too
-          --once               print one snapshot and exit (status 1 when none comes in time)
-          --timeout-ms N       with --once, how long to wait for a snapshot (10000)
-        """
-
-    static func run(_ args: [String]) throws -> Int32 {
-        if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
-        let command = "quire stats"
-        let arguments = try Arguments(command: command, args, valued: ["stats", "timeout-ms", "log-level", "curve-server-key", "curve-key"], booleans: ["json", "once", "events"])
-        guard arguments.positionals.isEmpty else {
-            throw UsageError(command: command, message: "unexpected argument '\(arguments.positionals[0])'")
+    static func run(_ invocation: Invocation) throws -> Int32 {
+        let command = invocation.command
+        guard invocation.positionals.isEmpty else {
+            throw UsageError(command: command, message: "unexpected argument '\(invocation.positionals[0])'")
         }
-        if arguments.flag("events") && !arguments.flag("json") {
+        let json = try invocation.value(Self.json, or: false)
+        if try invocation.value(events, or: false) && !json {
             throw UsageError(command: command, message: "--events needs --json")
         }
-        let endpoint = arguments.string("stats") ?? ProcessInfo.processInfo.environment["QUIRE_STATS"] ?? "tcp://127.0.0.1:5556"
-        let timeout = Milliseconds(Int64(try arguments.integer("timeout-ms", range: 1...3_600_000) ?? 10_000))
+        let endpoint = try invocation.value(StatsOptions.endpoint, or: "tcp://127.0.0.1:5556")
+        let timeout = try invocation.value(Self.timeout, or: 10_000)
+        let output: StatsTerminal.Output = json ? .json(events: try invocation.value(events, or: false)) : .table
         let context = try Context()
-        let terminal = try StatsTerminal(endpoint: endpoint, output: arguments.flag("json") ? .json(events: arguments.flag("events")) : .table,
-                                         once: arguments.flag("once"), timeout: timeout, context: context,
-                                         curve: try CurveOptions.client(arguments))
+        let terminal = try StatsTerminal(endpoint: endpoint, output: output, once: try invocation.value(once, or: false), timeout: timeout,
+                                         context: context, curve: try CurveOptions.client(invocation))
         let signals = SignalWatcher(signals: [SIGTERM, SIGINT, SIGWINCH]) { number in
             if number == SIGWINCH { terminal.windowChanged() } else { terminal.stop() }
         }

@@ -7,94 +7,62 @@ import Synchronization
 import ZeroMQ
 
 enum WorkerCommand {
-    static let help = """
-        Usage: quire worker <kind> [options]
+    static let threads = Option("threads", variable: "QUIRE_THREADS", .integer(1...256), default: 1,
+                                help: "worker connections (and OCR engines) in this process")
+    static let service = Option("service", .string("NAME"), help: "serve under another service name (echo only)", defaultNote: "echo")
+    static let json = Option("json", .switch, default: false, help: "require a JSON object as the first frame (echo only)")
+    static let delay = Option("delay-ms", SettingValue.milliseconds(1...3_600_000),
+                              help: "hold each request N ms, sending a PARTIAL first (echo only; tests)")
 
-        Runs a worker that connects to the broker, registers its service and serves requests.
-        Kinds:
-          ocr         service 'ocr': images in, the JSON text hierarchy out (Tesseract; one engine per thread)
-          echo        service 'echo': replies with the request's own frames (tests, benchmarks)
-          token       services 'auth.token' and 'auth.jwks': signed access tokens and their public keys
+    static let command = Command(
+        "worker", listing: ("worker <kind>", "run a worker; kinds: ocr, echo, token"),
+        usage: "quire worker <kind> [options]",
+        discussion: """
+            Runs a worker that connects to the broker, registers its service and serves requests.
+            Kinds:
+              ocr         service 'ocr': images in, the JSON text hierarchy out (Tesseract; one engine per thread)
+              echo        service 'echo': replies with the request's own frames (tests, benchmarks)
+              token       services 'auth.token' and 'auth.jwks': signed access tokens and their public keys
 
-        On SIGTERM or SIGINT the worker drains: it finishes the request in hand, sends DISCONNECT and
-        exits 0. A second signal exits at once.
+            On SIGTERM or SIGINT the worker drains: it finishes the request in hand, sends DISCONNECT and
+            exits 0. A second signal exits at once.
+            """,
+        groups: [
+            OptionGroup(options: OptionGroup(WorkerConfiguration.settings, defaults: WorkerConfiguration()).options + [threads.info]
+                        + CurveOptions.clientGroup.options),
+            OptionGroup("OCR workers (ocr):", OCRConfiguration.settings, defaults: OCRConfiguration()),
+            OptionGroup("Echo workers (echo):", options: [service.info, json.info, delay.info]),
+            TokenWorker.group,
+        ],
+        run: run)
 
-        Options (environment variable in brackets):
-          --broker ENDPOINT             the broker [QUIRE_BROKER] (default tcp://127.0.0.1:5555)
-          --threads N                   worker connections (and OCR engines) in this process [QUIRE_THREADS] (1)
-          --tessdata DIR                language packs (ocr) [QUIRE_TESSDATA]
-          --languages L                 default languages (ocr), e.g. eng+deu [QUIRE_LANGUAGES] (eng)
-          --dialect D                   mdp02 (default), mdp01 or majortomo
-          --heartbeat-interval-ms N     [QUIRE_HEARTBEAT_INTERVAL_MS] (2500; match the broker)
-          --heartbeat-liveness N        [QUIRE_HEARTBEAT_LIVENESS] (4)
-          --service NAME                serve under another service name (echo only)
-          --json                        require a JSON object as the first frame (echo only)
-          --delay-ms N                  hold each request N ms, sending a PARTIAL first (echo only; tests)
-          --data DIR                    keys and clients (token) [QUIRE_DATA] (default: quire up's)
-          --issuer NAME                 'iss' of tokens (token) [QUIRE_ISSUER] (quire)
-          --audience NAME               'aud' of tokens (token) [QUIRE_AUDIENCE] (quire)
-          --token-ttl-s N               access token lifetime (token) [QUIRE_TOKEN_TTL_S] (900)
-          --curve-server-key K          the broker's CURVE public key (Z85 or .pub file) [QUIRE_CURVE_SERVER_KEY]
-          --curve-key FILE              this worker's CURVE key pair file [QUIRE_CURVE_KEY]
-          --log-level LEVEL             [QUIRE_LOG_LEVEL] (info)
-        """
-
-    static func run(_ args: [String]) throws -> Int32 {
-        if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
-        let arguments = try Arguments(command: "quire worker", args, valued: [
-            "broker", "threads", "dialect", "heartbeat-interval-ms", "heartbeat-liveness", "service", "log-level", "delay-ms", "tessdata", "languages",
-            "data", "issuer", "audience", "token-ttl-s", "curve-server-key", "curve-key",
-        ], booleans: ["json"])
-        guard let kind = arguments.positionals.first else {
-            throw UsageError(command: "quire worker", message: "missing the worker kind (ocr, echo, token)")
+    static func run(_ invocation: Invocation) throws -> Int32 {
+        guard let kind = invocation.positionals.first else {
+            throw UsageError(command: invocation.command, message: "missing the worker kind (ocr, echo, token)")
         }
-        guard arguments.positionals.count == 1 else {
-            throw UsageError(command: "quire worker", message: "unexpected argument '\(arguments.positionals[1])'")
+        guard invocation.positionals.count == 1 else {
+            throw UsageError(command: invocation.command, message: "unexpected argument '\(invocation.positionals[1])'")
         }
-        var configuration: WorkerConfiguration
-        do {
-            configuration = try WorkerConfiguration(environment: ProcessInfo.processInfo.environment)
-        } catch {
-            throw UsageError(command: "quire worker", message: error.description)
-        }
-        if let v = arguments.string("broker") { configuration.broker = v }
-        if let v = arguments.string("dialect") {
-            guard let dialect = Dialect(rawValue: v) else {
-                throw UsageError(command: "quire worker", message: "unknown dialect '\(v)' (mdp02, mdp01, majortomo)")
-            }
-            configuration.dialect = dialect
-        }
-        if let v = try arguments.integer("heartbeat-interval-ms", range: 1...3_600_000) { configuration.heartbeatInterval = Milliseconds(Int64(v)) }
-        if let v = try arguments.integer("heartbeat-liveness", range: 1...100) { configuration.heartbeatLiveness = v }
-        let threads: Int
-        if let value = try arguments.integer("threads", range: 1...256) {
-            threads = value
-        } else if let text = ProcessInfo.processInfo.environment["QUIRE_THREADS"] {
-            guard let value = Int(text), (1...256).contains(value) else {
-                throw UsageError(command: arguments.command, message: "QUIRE_THREADS=\(text): expected an integer in 1…256")
-            }
-            threads = value
-        } else {
-            threads = 1
-        }
-        configuration.curve = try CurveOptions.client(arguments)
+        var configuration = try invocation.configured(WorkerConfiguration(), WorkerConfiguration.settings)
+        let threads = try invocation.value(Self.threads, or: 1)
+        configuration.curve = try CurveOptions.client(invocation)
 
         var services: [WorkerService] = []
         let service: WorkerService
         switch kind {
         case "echo":
-            let delay = try arguments.integer("delay-ms", range: 1...3_600_000).map { Milliseconds(Int64($0)) }
-            service = EchoService.make(name: arguments.string("service") ?? "echo", requiresJSONFrame: arguments.flag("json"), delay: delay)
+            service = EchoService.make(name: try invocation.value(Self.service) ?? "echo", requiresJSONFrame: try invocation.value(json, or: false),
+                                       delay: try invocation.value(delay))
         case "ocr":
-            service = OCRService.make(configuration: try ocrConfiguration(arguments))
+            service = OCRService.make(configuration: try invocation.configured(OCRConfiguration(), OCRConfiguration.settings))
             ensureSingleThreadedOpenMP()
         case "token":
-            services = try TokenWorker.services(arguments, logger: try makeLogger("quire.worker.token", arguments))
+            services = try TokenWorker.services(invocation, logger: try CommonOptions.logger("quire.worker.token", invocation))
             service = services[0]
         default:
-            throw UsageError(command: "quire worker", message: "unknown worker kind '\(kind)' (ocr, echo, token)")
+            throw UsageError(command: invocation.command, message: "unknown worker kind '\(kind)' (ocr, echo, token)")
         }
-        let logger = try makeLogger("quire.worker.\(kind)", arguments)
+        let logger = try CommonOptions.logger("quire.worker.\(kind)", invocation)
         let context = try Context()
         var workers: [Worker] = []
         for _ in 0..<threads {

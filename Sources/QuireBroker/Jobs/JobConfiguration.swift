@@ -64,26 +64,42 @@ public struct JobConfiguration: Sendable, Equatable {
         self.maxStoreBytes = maxStoreBytes
     }
 
-    /// `QUIRE_DATA` names the folder; without it, `nil` (no durable jobs). Other `QUIRE_JOB_*` variables
-    /// override the defaults.
+    /// `QUIRE_DATA` names the folder; without it, `nil` (no durable jobs). The other variables of
+    /// ``settings`` override the defaults.
     public init?(environment: [String: String]) throws(ConfigurationError) {
-        let reader = EnvironmentReader(environment)
-        guard let directory = reader.string("QUIRE_DATA"), !directory.isEmpty else { return nil }
+        guard let directory = environment["QUIRE_DATA"], !directory.isEmpty else { return nil }
         self.init(directory: directory)
-        try apply(reader)
+        try Self.settings.applyEnvironment(environment, to: &self)
     }
 
-    /// Applies `QUIRE_JOB_*` variables.
-    public mutating func apply(_ reader: EnvironmentReader) throws(ConfigurationError) {
-        if let v = try reader.integer("QUIRE_MAX_JOBS", range: 1...100_000_000) { maxActiveJobs = v }
-        if let v = try reader.integer("QUIRE_MAX_JOB_BYTES", range: 1...(1 << 50)) { maxActiveBytes = v }
-        if let v = try reader.integer("QUIRE_JOB_ATTEMPTS", range: 1...20) { defaultMaxAttempts = v }
-        if let v = try reader.milliseconds("QUIRE_JOB_RETRY_MS") { retryBase = v }
-        if let v = try reader.milliseconds("QUIRE_JOB_LEASE_MS") { lease = v }
-        if let v = try reader.integer("QUIRE_MAX_STORE_BYTES", range: 65_536...(1 << 50)) { maxStoreBytes = v }
-        if let v = try reader.integer("QUIRE_RESULT_TTL_S", range: 1...2_592_000) { defaultResultTTL = Milliseconds(Int64(v) * 1_000) }
-        if let v = reader.string("QUIRE_JOB_SERVICES") {
-            services = Set(v.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
-        }
+    /// What `quire broker` and `quire up` let their users set about durable jobs, each setting declared
+    /// once. The data folder itself is the command line's (`--data`, `QUIRE_DATA`): it turns jobs on.
+    public static let settings: [Setting<JobConfiguration>] = [
+        Setting(\.maxActiveJobs, flag: "max-jobs", variable: "QUIRE_MAX_JOBS", .integer(1...100_000_000),
+                help: "queued + running jobs before '500 busy'"),
+        Setting(\.maxActiveBytes, flag: "max-job-bytes", variable: "QUIRE_MAX_JOB_BYTES", .integer(1...(1 << 50)),
+                help: "bytes of queued + running jobs before '500 busy'"),
+        Setting(\.defaultMaxAttempts, flag: "job-attempts", variable: "QUIRE_JOB_ATTEMPTS", .integer(1...20),
+                help: "attempts when the submitter names none"),
+        Setting(\.retryBase, flag: "job-retry-ms", variable: "QUIRE_JOB_RETRY_MS", .milliseconds(1...3_600_000),
+                help: "first retry backoff, doubling, jittered, up to 60 s"),
+        Setting(\.lease, flag: "job-lease-ms", variable: "QUIRE_JOB_LEASE_MS", .milliseconds(1...86_400_000),
+                help: "longest one attempt may run"),
+        Setting(\.defaultResultTTL, flag: "result-ttl-s", variable: "QUIRE_RESULT_TTL_S", .seconds(1...2_592_000),
+                help: "results kept this long by default"),
+        Setting(\.maxStoreBytes, flag: "max-store-bytes", variable: "QUIRE_MAX_STORE_BYTES",
+                SettingValue.integer(65_536...(1 << 50)).optional(none: "none: the disk is the limit"),
+                help: "cap on the job store's size; past it, '500 storage_failure'"),
+        Setting(\.services, flag: "job-services", variable: "QUIRE_JOB_SERVICES", .serviceNames,
+                help: "services jobs may name before a worker for them has been seen", defaultNote: "none; services seen once are remembered"),
+    ]
+}
+
+extension SettingValue where Value == Set<String> {
+    /// Service names separated by commas; none: the empty set.
+    static var serviceNames: Self {
+        Self(placeholder: "A,B", expectation: "service names separated by commas",
+             parse: { Set($0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }) },
+             format: { $0.sorted().joined(separator: ",") })
     }
 }
