@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "QuireClient", targets: ["QuireClient"]),
         .library(name: "QuireStats", targets: ["QuireStats"]),
         .library(name: "QuireTokens", targets: ["QuireTokens"]),
+        .library(name: "QuireFormats", targets: ["QuireFormats"]),
     ],
     targets: [
         .systemLibrary(name: "CZeroMQ", providers: [.apt(["libzmq3-dev"])]),
@@ -37,6 +38,9 @@ let package = Package(
         .target(name: "QuireClient", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport"]),
         .target(name: "QuireTokens", dependencies: ["CSodium", "QuireWire", "QuireSupport"]),
         .target(name: "Tesseract", dependencies: ["CTesseract", "CHeif"]),
+        // The Quire result in other services' shapes (Cloud Vision, Azure Read, Image Analysis) and
+        // the overlay picture: no C, no sockets, for the CLI and the HTTP gateway alike.
+        .target(name: "QuireFormats", dependencies: ["QuireWire"]),
         .target(name: "QuireOCR", dependencies: ["Tesseract", "QuireWire", "QuireWorker", "QuireSupport"]),
         .target(
             name: "QuireBench",
@@ -46,7 +50,7 @@ let package = Package(
         .executableTarget(
             name: "quire",
             dependencies: ["QuireBroker", "QuireWorker", "QuireClient", "QuireWire", "QuireSupport", "ZeroMQ", "QuireBench", "QuireOCR",
-                           "QuireStats", "QuireMonitor", "QuireTokens"]
+                           "QuireStats", "QuireMonitor", "QuireTokens", "QuireFormats"]
         ),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
@@ -56,6 +60,7 @@ let package = Package(
         .testTarget(name: "QuireTokensTests", dependencies: ["QuireTokens", "QuireWire", "QuireSupport"]),
         .testTarget(name: "QuireOCRTests", dependencies: ["QuireOCR", "QuireWire", "Tesseract"]),
         .testTarget(name: "QuireBenchTests", dependencies: ["QuireBench"]),
+        .testTarget(name: "QuireFormatsTests", dependencies: ["QuireFormats", "QuireWire"], exclude: ["Fixtures"]),
         .testTarget(
             name: "QuireEndToEndTests",
             dependencies: ["quire", "QuireClient", "QuireWire", "ZeroMQ"]

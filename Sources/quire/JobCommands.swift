@@ -1,5 +1,6 @@
 import Foundation
 import QuireClient
+import QuireFormats
 import QuireOCR
 import QuireSupport
 import QuireWire
@@ -36,13 +37,15 @@ enum JobCommands {
         Usage: quire result ID [--wait] [--format F]
 
         Prints a durable job's result: the OCR result as JSON, or with --format text, hocr, alto or tsv
-        its rendering (those other than text must have been asked for at submission). Without --wait,
+        its rendering (those other than text must have been asked for at submission), or with
+        --format cloud-vision, azure-read, azure-read-v2 or image-analysis the result in that shape. Without --wait,
         a job that has not finished yet exits with status 3.
 
         Options:
           --wait                 wait until the job finishes (the broker holds each ask up to 20 s)
           --wait-timeout-s N     give up waiting after N seconds (exit 3; default: wait for ever)
-          --format F             json (default), text, hocr, alto, tsv
+          --format F             json (default), text, hocr, alto, tsv, cloud-vision, azure-read,
+                                 azure-read-v2, image-analysis
           --broker ENDPOINT      [QUIRE_BROKER] (default tcp://127.0.0.1:5555)
           --timeout-ms N         per ask [QUIRE_TIMEOUT_MS] (30000, and never less: a held ask lasts 20 s)
 
@@ -163,8 +166,8 @@ enum JobCommands {
                                       booleans: ["wait"])
         let id = try jobID(arguments)
         let format = arguments.string("format") ?? "json"
-        guard ["json", "text", "hocr", "alto", "tsv"].contains(format) else {
-            throw UsageError(command: command, message: "unknown format '\(format)' (json, text, hocr, alto, tsv)")
+        guard outputFormats.contains(format) else {
+            throw UsageError(command: command, message: "unknown format '\(format)' (\(outputFormats.joined(separator: ", ")))")
         }
         let wait = arguments.flag("wait")
         let waitLimit = try arguments.integer("wait-timeout-s", range: 1...31_536_000)
@@ -208,7 +211,7 @@ enum JobCommands {
                 printError("\(command): job \(id): the result is not an OCR result; use --format json")
                 return 1
             }
-            if result.pages.contains(where: { $0.renderings?[format] == nil }) {
+            if ResultFormat(rawValue: format) == nil, result.pages.contains(where: { $0.renderings?[format] == nil }) {
                 // Plain text is always in the result; the other renderings only when asked for.
                 if format == "text" {
                     FileHandle.standardOutput.write(Data(result.text.utf8))

@@ -1,6 +1,7 @@
 import Foundation
 import QuireBroker
 import QuireClient
+import QuireFormats
 import QuireOCR
 import QuireSupport
 import QuireTokens
@@ -165,10 +166,14 @@ func readInputs(_ files: [String], command: String) -> (inputs: [(name: String, 
 /// The OCR options `quire recognize` and `quire submit` share, and the output format they imply.
 let ocrOptionNames: Set<String> = ["format", "languages", "mode", "pages", "dpi"]
 
+/// `--format` values: the Quire result, Tesseract's renderings, and the foreign shapes converted
+/// from the result on this side (`QuireFormats`).
+let outputFormats = ["json", "text", "hocr", "alto", "tsv"] + ResultFormat.allCases.map(\.rawValue)
+
 func ocrRequest(_ arguments: Arguments) throws(UsageError) -> (OCRRequest, String) {
     let format = arguments.string("format") ?? "json"
-    guard ["json", "text", "hocr", "alto", "tsv"].contains(format) else {
-        throw UsageError(command: arguments.command, message: "unknown format '\(format)' (json, text, hocr, alto, tsv)")
+    guard outputFormats.contains(format) else {
+        throw UsageError(command: arguments.command, message: "unknown format '\(format)' (\(outputFormats.joined(separator: ", ")))")
     }
     var request = OCRRequest()
     request.languages = arguments.string("languages").map { $0.split(separator: "+").map(String.init) }
@@ -201,7 +206,9 @@ enum RecognizeCommand {
         naming each failure on standard error.
 
         Options:
-          --format F             json (default), text, hocr, alto, tsv
+          --format F             json (default), text, hocr, alto, tsv; or the result in another
+                                 service's shape: cloud-vision, azure-read (3.2), azure-read-v2,
+                                 image-analysis (4.0)
           --languages L          e.g. en, eng+deu, zh-Hans (default: the worker's)
           --mode M               document (default: dense pages), text (sparse text in photos), line
           --auto-orientation     detect and fix page rotation (OSD)
@@ -291,6 +298,15 @@ enum RecognizeCommand {
             guard let result = try? JSONDecoder().decode(OCRResult.self, from: Data(frame)) else {
                 printError("quire recognize: \(name): the reply is not an OCR result")
                 return false
+            }
+            if let shape = ResultFormat(rawValue: format) {
+                guard let json = try? shape.render(result) else {
+                    printError("quire recognize: \(name): the result cannot be converted to \(format)")
+                    return false
+                }
+                let body = String(decoding: json, as: UTF8.self)
+                printOut(many ? "{\"file\":\(jsonString(name)),\"result\":\(body)}" : body)
+                return true
             }
             if many { printOut("==> \(name) <==") }
             let pages = result.pages.map { $0.renderings?[format] ?? "" }.joined()
