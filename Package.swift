@@ -41,7 +41,7 @@ let package = Package(
         // The Quire result in other services' shapes (Cloud Vision, Azure Read, Image Analysis) and
         // the overlay picture: no C, no sockets, for the CLI and the HTTP gateway alike.
         .target(name: "QuireFormats", dependencies: ["QuireWire"]),
-        .target(name: "QuireOCR", dependencies: ["Tesseract", "QuireWire", "QuireWorker", "QuireSupport"]),
+        .target(name: "QuireOCR", dependencies: ["Tesseract", "QuireWire", "QuireWorker", "QuireSupport", "QuireFormats"]),
         .target(
             name: "QuireBench",
             dependencies: ["QuireBroker", "QuireWorker", "QuireClient", "QuireOCR", "Tesseract", "QuireWire", "QuireSupport", "ZeroMQ", "QuireTokens"]

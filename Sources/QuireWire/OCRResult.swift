@@ -7,11 +7,32 @@ public struct OCRResult: Codable, Sendable, Equatable {
     public var text: String
     public var pages: [Page]
     public var metadata: Metadata
+    /// Binary outputs (`pdf`) sent as frames after this one, never inside the JSON; absent when none.
+    public var attachments: [Attachment]?
 
-    public init(text: String, pages: [Page], metadata: Metadata) {
+    public init(text: String, pages: [Page], metadata: Metadata, attachments: [Attachment]? = nil) {
         self.text = text
         self.pages = pages
         self.metadata = metadata
+        self.attachments = attachments
+    }
+
+    /// One binary output and the reply frame that carries it.
+    public struct Attachment: Codable, Sendable, Equatable {
+        /// The requested output (`pdf`).
+        public var output: String
+        /// 1-based frame of the reply body: 2 for the first attachment (frame 1 is this JSON).
+        public var frame: Int
+        public var mediaType: String
+        /// The frame's length in bytes.
+        public var size: Int
+
+        public init(output: String, frame: Int, mediaType: String, size: Int) {
+            self.output = output
+            self.frame = frame
+            self.mediaType = mediaType
+            self.size = size
+        }
     }
 
     public struct Box: Codable, Sendable, Equatable {

@@ -211,7 +211,7 @@ enum JobCommands {
                 printError("\(command): job \(id): the result is not an OCR result; use --format json")
                 return 1
             }
-            if ResultFormat(rawValue: format) == nil, result.pages.contains(where: { $0.renderings?[format] == nil }) {
+            if ResultFormat(rawValue: format) == nil, format != "pdf", result.pages.contains(where: { $0.renderings?[format] == nil }) {
                 // Plain text is always in the result; the other renderings only when asked for.
                 if format == "text" {
                     FileHandle.standardOutput.write(Data(result.text.utf8))
@@ -221,7 +221,7 @@ enum JobCommands {
                 printError("\(command): job \(id) has no \(format) rendering: submit it with --format \(format)")
                 return 1
             }
-            return RecognizeCommand.output(.success(first), name: id, format: format, many: false) ? 0 : 1
+            return RecognizeCommand.output(.success(first), name: id, format: format, many: false, attachments: Array(frames.dropFirst())) ? 0 : 1
         case .success(.failure(let failure)?):
             printError("\(command): job \(id): \(preflight.explain(failure))")
             return 1

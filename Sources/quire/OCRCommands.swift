@@ -168,7 +168,7 @@ let ocrOptionNames: Set<String> = ["format", "languages", "mode", "pages", "dpi"
 
 /// `--format` values: the Quire result, Tesseract's renderings, and the foreign shapes converted
 /// from the result on this side (`QuireFormats`).
-let outputFormats = ["json", "text", "hocr", "alto", "tsv"] + ResultFormat.allCases.map(\.rawValue)
+let outputFormats = ["json", "text", "hocr", "alto", "tsv", "pdf"] + ResultFormat.allCases.map(\.rawValue)
 
 func ocrRequest(_ arguments: Arguments) throws(UsageError) -> (OCRRequest, String) {
     let format = arguments.string("format") ?? "json"
@@ -206,9 +206,12 @@ enum RecognizeCommand {
         naming each failure on standard error.
 
         Options:
-          --format F             json (default), text, hocr, alto, tsv; or the result in another
-                                 service's shape: cloud-vision, azure-read (3.2), azure-read-v2,
-                                 image-analysis (4.0)
+          --format F             json (default), text, hocr, alto, tsv; pdf (searchable PDF, one file:
+                                 quire recognize scan.png --format pdf > scan.pdf); or the result in
+                                 another service's shape: cloud-vision, azure-read (3.2),
+                                 azure-read-v2, image-analysis (4.0)
+          --overlay OUT.png      also write the image with the line and word boxes drawn on it
+                                 (low-confidence words in red; one file)
           --languages L          e.g. en, eng+deu, zh-Hans (default: the worker's)
           --mode M               document (default: dense pages), text (sparse text in photos), line
           --auto-orientation     detect and fix page rotation (OSD)
@@ -223,11 +226,18 @@ enum RecognizeCommand {
     static func run(_ args: [String]) throws -> Int32 {
         if args.contains("--help") || args.contains("-h") { printOut(help); return 0 }
         let arguments = try Arguments(command: "quire recognize", args, valued: ocrOptionNames.union(ClientAuth.options).union([
-            "broker", "in-flight", "timeout-ms", "log-level",
+            "broker", "in-flight", "timeout-ms", "log-level", "overlay",
         ]), booleans: ["auto-orientation"])
         let files = arguments.positionals
         guard !files.isEmpty else { throw UsageError(command: "quire recognize", message: "no image files given") }
         let (request, format) = try ocrRequest(arguments)
+        let overlay = arguments.string("overlay")
+        if files.count > 1 && (format == "pdf" || overlay != nil) {
+            throw UsageError(command: "quire recognize", message: format == "pdf" ? "--format pdf takes one image file" : "--overlay takes one image file")
+        }
+        if format == "pdf" && isatty(1) == 1 {
+            throw UsageError(command: "quire recognize", message: "--format pdf writes a PDF to standard output: redirect it (> out.pdf)")
+        }
         var configuration = try clientConfiguration(arguments)
         configuration.maxInFlight = try arguments.integer("in-flight", range: 1...1_024) ?? 16
 
@@ -242,19 +252,19 @@ enum RecognizeCommand {
         let progress = ProgressBar(total: jobs.count, enabled: isatty(2) == 1)
         let outcome = blockingAwait { () async throws -> Int in
             try await withClient(configuration: settings) { client in
-                try await withThrowingTaskGroup(of: (Int, Result<[UInt8], ClientError>).self) { group in
+                try await withThrowingTaskGroup(of: (Int, Result<[[UInt8]], ClientError>).self) { group in
                     for (index, job) in jobs.enumerated() {
                         group.addTask {
                             do {
                                 let reply = try await client.request(service: "ocr", body: [requestFrame, job.bytes])
-                                return (index, .success(reply.first ?? []))
+                                return (index, .success(reply))
                             } catch let error as ClientError {
                                 return (index, .failure(preflight.explain(error)))
                             }
                         }
                     }
                     // Print in input order as soon as each next result is in.
-                    var results: [Int: Result<[UInt8], ClientError>] = [:]
+                    var results: [Int: Result<[[UInt8]], ClientError>] = [:]
                     var next = 0
                     var failures = 0
                     for try await (index, result) in group {
@@ -262,7 +272,10 @@ enum RecognizeCommand {
                         progress.advance()
                         while let ready = results.removeValue(forKey: next) {
                             progress.clear()
-                            if !output(ready, name: jobs[next].name, format: format, many: jobs.count > 1) { failures += 1 }
+                            if !output(ready.map { $0.first ?? [] }, name: jobs[next].name, format: format, many: jobs.count > 1,
+                                       attachments: (try? ready.get().dropFirst()).map(Array.init) ?? []) { failures += 1 }
+                            if let overlay, case .success(let frames) = ready,
+                               !writeOverlay(frames.first ?? [], image: jobs[next].bytes, to: overlay, name: jobs[next].name) { failures += 1 }
                             next += 1
                         }
                     }
@@ -281,7 +294,7 @@ enum RecognizeCommand {
     }
 
     /// Prints one result; false when it is a failure.
-    static func output(_ result: Result<[UInt8], ClientError>, name: String, format: String, many: Bool) -> Bool {
+    static func output(_ result: Result<[UInt8], ClientError>, name: String, format: String, many: Bool, attachments: [[UInt8]] = []) -> Bool {
         switch result {
         case .failure(let error):
             printError("quire recognize: \(name): \(error)")
@@ -298,6 +311,16 @@ enum RecognizeCommand {
             guard let result = try? JSONDecoder().decode(OCRResult.self, from: Data(frame)) else {
                 printError("quire recognize: \(name): the reply is not an OCR result")
                 return false
+            }
+            if format == "pdf" {
+                // The PDF is the reply frame the result's attachment names (frame 1 is the JSON).
+                guard let pdf = result.attachments?.first(where: { $0.output == "pdf" }), pdf.frame >= 2, pdf.frame - 2 < attachments.count,
+                      attachments[pdf.frame - 2].count == pdf.size else {
+                    printError("quire recognize: \(name): the reply has no PDF (an older worker?)")
+                    return false
+                }
+                FileHandle.standardOutput.write(Data(attachments[pdf.frame - 2]))
+                return true
             }
             if let shape = ResultFormat(rawValue: format) {
                 guard let json = try? shape.render(result) else {
@@ -359,6 +382,23 @@ enum RecognizeCommand {
                 """ + pages + "\t</Layout>\n</alto>\n"
         default:
             return pages
+        }
+    }
+
+    /// Draws the result's boxes on the image and writes the PNG to `path`; false (said on standard
+    /// error) when it cannot.
+    static func writeOverlay(_ frame: [UInt8], image: [UInt8], to path: String, name: String) -> Bool {
+        guard let result = try? JSONDecoder().decode(OCRResult.self, from: Data(frame)) else { return false }
+        do {
+            let png = try Outputs.overlay(result, image: image)
+            guard FileManager.default.createFile(atPath: path, contents: Data(png)) else {
+                printError("quire recognize: \(path): cannot write the overlay")
+                return false
+            }
+            return true
+        } catch {
+            printError("quire recognize: \(name): no overlay: \(error)")
+            return false
         }
     }
 
