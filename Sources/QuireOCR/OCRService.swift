@@ -34,7 +34,7 @@ public enum OCRService {
             var attachments: [[UInt8]] = []
             if options.outputs?.contains(.pdf) == true {
                 let started = Instant.now()
-                let pdf = try Outputs.pdf(result, image: request.body[1], fontPath: recognizer.configuration.dataPath + "/pdf.ttf")
+                let pdf = try Outputs.pdf(result, image: request.body[1], fontPath: Outputs.fontPath(dataPath: recognizer.configuration.dataPath))
                 result.attachments = [.init(output: OCRRequest.Output.pdf.rawValue, frame: 2, mediaType: "application/pdf", size: pdf.count)]
                 result.metadata.timings.encodeMs += Instant.now().seconds(since: started) * 1_000
                 attachments.append(pdf)

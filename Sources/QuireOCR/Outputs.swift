@@ -30,6 +30,13 @@ public enum Outputs {
         return stored
     }
 
+    /// Tesseract's glyphless font for PDF text layers: in the tessdata folder, else where Debian's
+    /// libtesseract5 puts it (a folder of other language packs may not have it).
+    public static func fontPath(dataPath: String) -> String {
+        let own = dataPath + "/pdf.ttf"
+        return FileManager.default.fileExists(atPath: own) ? own : "/usr/share/tesseract-ocr/5/tessdata/pdf.ttf"
+    }
+
     /// The searchable PDF of `result`'s pages over the uploaded image. JPEG pages that need no
     /// turning keep their own bytes; other photos (JPEG, HEIC, WebP) are re-encoded as JPEG, and
     /// everything else is stored losslessly (flate).
