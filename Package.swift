@@ -38,8 +38,8 @@ let package = Package(
         .target(name: "QuireClient", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport"]),
         .target(name: "QuireTokens", dependencies: ["CSodium", "QuireWire", "QuireSupport"]),
         .target(name: "Tesseract", dependencies: ["CTesseract", "CHeif"]),
-        // The Quire result in other services' shapes (Cloud Vision, Azure Read, Image Analysis) and
-        // the overlay picture: no C, no sockets, for the CLI and the HTTP gateway alike.
+        // The Quire result in other services' shapes (Cloud Vision, Azure Read, Image Analysis) and as
+        // the searchable PDF: no C, no sockets, for the CLI and the HTTP gateway alike.
         .target(name: "QuireFormats", dependencies: ["QuireWire"]),
         .target(name: "QuireOCR", dependencies: ["Tesseract", "QuireWire", "QuireWorker", "QuireSupport", "QuireFormats"]),
         .target(

@@ -316,7 +316,7 @@ enum RecognizeCommand {
                 // The PDF is the reply frame the result's attachment names (frame 1 is the JSON).
                 guard let pdf = result.attachments?.first(where: { $0.output == "pdf" }), pdf.frame >= 2, pdf.frame - 2 < attachments.count,
                       attachments[pdf.frame - 2].count == pdf.size else {
-                    printError("quire recognize: \(name): the reply has no PDF (an older worker?)")
+                    printError("quire recognize: \(name): the reply has no PDF (asked for with --format pdf? an older worker?)")
                     return false
                 }
                 FileHandle.standardOutput.write(Data(attachments[pdf.frame - 2]))

@@ -32,7 +32,7 @@ TOLERANCE = 8  # pixels between a drawn word's box and the box read
 def stack(quire_bin, zctx, tmp_path_factory):
     log_dir = tmp_path_factory.mktemp("formats-stack")
     st = start_stack(zctx, log_dir, [
-        [quire_bin, "broker", "--bind", "{url}", "--stats", "off"],
+        [quire_bin, "broker", "--bind", "{url}", "--stats", "off", "--data", str(log_dir / "data")],
         [quire_bin, "worker", "ocr", "--broker", "{url}", "--threads", "1"],
     ])
     yield st
@@ -296,6 +296,48 @@ def test_pdf_text_can_be_selected_where_the_words_are(quire_bin, stack, files, p
             assert abs(x0 - drawn.box[0]) <= TOLERANCE and abs(x1 - drawn.box[2]) <= TOLERANCE, (got, drawn)
 
 
+def _coloured(img):
+    out = img.convert("RGB")
+    out.paste((250, 235, 200), (0, 0, out.width, 12))  # a coloured band: the page keeps its colour
+    return out
+
+
+PIXEL_KINDS = {
+    "grey-png": lambda img: oi.png(img.convert("L")),
+    "rgba-png": lambda img: oi.png(img.convert("RGBA")),
+    "palette-png": lambda img: oi.png(_coloured(img).convert("P", palette=Image.ADAPTIVE, colors=16)),
+    "bilevel-tiff-g4": lambda img: oi.encode(img.convert("1"), "TIFF", compression="group4"),
+    "rgb-jpeg": lambda img: oi.jpeg(_coloured(img)),
+    "webp": lambda img: oi.encode(_coloured(img), "WEBP", quality=90),
+    "gif": lambda img: oi.encode(img.convert("P"), "GIF"),
+    "bmp": lambda img: oi.encode(img.convert("RGB"), "BMP"),
+    "heic": lambda img: oi.heic(_coloured(img)),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(PIXEL_KINDS))
+def test_pdf_shows_the_image_whatever_its_pixels(quire_bin, stack, page, tmp_path, kind):
+    """Every format and pixel kind becomes a page poppler renders: the text is selectable and the
+    picture is there (ink dark under the first word, paper light beside it)."""
+    f = tmp_path / ("page." + kind)
+    f.write_bytes(PIXEL_KINDS[kind](page.image))
+    pdf = tmp_path / (kind + ".pdf")
+    pdf.write_bytes(recognize(quire_bin, stack, f, "--format", "pdf", binary=True))
+    pdfinfo(pdf)
+    assert pdftotext(pdf).split("\n")[:2] == LINES
+    # At the image's own size (a BMP declares 96 dpi: its page is smaller in points).
+    w, h = page.image.size
+    subprocess.run(["pdftoppm", "-scale-to-x", str(w), "-scale-to-y", str(h), "-gray", "-png", str(pdf), str(tmp_path / kind)],
+                   check=True, timeout=30)
+    (rendered,) = tmp_path.glob(kind + "*.png")
+    shown = Image.open(rendered).convert("L")
+    assert shown.size == page.image.size
+    x0, y0, x1, y1 = page.words[0].box
+    ink = min(shown.getpixel((x, y)) for x in range(x0, x1) for y in range(y0, y1))
+    assert ink < 80, (kind, ink)
+    assert shown.getpixel((x0 // 2, (y0 + y1) // 2)) > 200
+
+
 def test_pdf_travels_as_a_frame_after_the_result(stack, files):
     frames = stack.call(SERVICE, [json.dumps({"outputs": ["pdf"]}).encode(), files["upright"].read_bytes()])
     assert len(frames) == 2
@@ -306,6 +348,20 @@ def test_pdf_travels_as_a_frame_after_the_result(stack, files):
     # Without pdf: one frame, no attachments.
     (only,) = stack.call(SERVICE, [b"{}", files["upright"].read_bytes()])
     assert "attachments" not in json.loads(only)
+
+
+def test_pdf_of_a_durable_job(quire_bin, stack, files, tmp_path):
+    """Submitted with --format pdf, the job keeps both frames; `quire result --format pdf` writes the
+    PDF, and the same job converts to the other shapes too."""
+    def run(*args):
+        p = subprocess.run([quire_bin, *map(str, args), "--broker", stack.url], capture_output=True, timeout=90)
+        assert p.returncode == 0, p.stderr.decode()
+        return p.stdout
+    job = run("submit", files["upright"], "--format", "pdf").decode().strip()
+    pdf = tmp_path / "job.pdf"
+    pdf.write_bytes(run("result", job, "--wait", "--format", "pdf"))
+    assert pdftotext(pdf).split("\n")[:2] == LINES
+    check_tutorial_types(json.loads(run("result", job, "--format", "azure-read-v2")))
 
 
 def test_pdf_of_every_page_of_a_tiff(quire_bin, stack, tmp_path):
