@@ -149,11 +149,11 @@ public enum AzureReadV2 {
     /// low-confidence colour.
     public static let lowConfidence = 0.6
 
-    public static func operationResult(status: Status, result: OCRResult?, lowConfidence: Double = lowConfidence) -> OperationResult {
+    public static func operationResult(status: Status, result: OCRResult?, lowConfidence: Double = Self.lowConfidence) -> OperationResult {
         OperationResult(status: status, recognitionResults: status == .succeeded ? result.map { recognitionResults($0, lowConfidence: lowConfidence) } : nil)
     }
 
-    public static func recognitionResults(_ result: OCRResult, lowConfidence: Double = lowConfidence) -> [RecognitionResult] {
+    public static func recognitionResults(_ result: OCRResult, lowConfidence: Double = Self.lowConfidence) -> [RecognitionResult] {
         result.pages.map { page in
             let geometry = PageGeometry(page)
             let angle = geometry.textAngle < 0 ? geometry.textAngle + 360 : geometry.textAngle

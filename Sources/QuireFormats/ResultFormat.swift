@@ -15,8 +15,8 @@ public enum ResultFormat: String, Sendable, CaseIterable {
     /// Azure Image Analysis 4.0 with the `read` feature.
     case imageAnalysis = "image-analysis"
 
-    /// The JSON of `result` in this shape. `mode` is the Quire mode it was read with (`text` is Cloud
-    /// Vision's TEXT_DETECTION, anything else DOCUMENT_TEXT_DETECTION); `now` stamps Azure's times.
+    /// The JSON of `result` in this shape. The mode it was read with picks Cloud Vision's feature
+    /// (`text` is TEXT_DETECTION, anything else DOCUMENT_TEXT_DETECTION); `now` stamps Azure's times.
     public func render(_ result: OCRResult, now: Date = Date()) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
