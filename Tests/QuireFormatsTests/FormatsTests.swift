@@ -275,3 +275,23 @@ func sameJSON(_ a: Data, _ b: Data) throws -> Bool {
     let x = try JSONSerialization.jsonObject(with: a), y = try JSONSerialization.jsonObject(with: b)
     return NSDictionary(dictionary: ["v": x]).isEqual(to: ["v": y])
 }
+
+@Suite("The schema's examples")
+struct SchemaExampleTests {
+    /// `proto-json/ocr-result.schema.json`'s examples decode into `OCRResult` (the Swift type and the
+    /// schema change together), attachments included, and every shape converts them.
+    @Test("decode into OCRResult and convert to every shape")
+    func examples() throws {
+        let url = Fixture.directory.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("proto-json/ocr-result.schema.json")
+        let schema = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        let examples = try #require(schema["examples"] as? [Any])
+        #expect(examples.count >= 3)
+        for example in examples {
+            let result = try JSONDecoder().decode(OCRResult.self, from: JSONSerialization.data(withJSONObject: example))
+            for format in ResultFormat.allCases { _ = try format.render(result) }
+        }
+        let first = try JSONDecoder().decode(OCRResult.self, from: JSONSerialization.data(withJSONObject: examples[0]))
+        #expect(first.attachments == [.init(output: "pdf", frame: 2, mediaType: "application/pdf", size: 48_213)])
+    }
+}
