@@ -166,10 +166,6 @@ func readInputs(_ files: [String], command: String) -> (inputs: [(name: String, 
 /// The OCR options `quire recognize` and `quire submit` share, and the output format they imply.
 let ocrOptionNames: Set<String> = ["format", "languages", "mode", "pages", "dpi"]
 
-/// `--format` values: the Quire result, Tesseract's renderings, and the foreign shapes converted
-/// from the result on this side (`QuireFormats`).
-let outputFormats = ["json", "text", "hocr", "alto", "tsv", "pdf"] + ResultFormat.allCases.map(\.rawValue)
-
 func ocrRequest(_ arguments: Arguments) throws(UsageError) -> (OCRRequest, String) {
     let format = arguments.string("format") ?? "json"
     guard outputFormats.contains(format) else {
@@ -232,12 +228,7 @@ enum RecognizeCommand {
         guard !files.isEmpty else { throw UsageError(command: "quire recognize", message: "no image files given") }
         let (request, format) = try ocrRequest(arguments)
         let overlay = arguments.string("overlay")
-        if files.count > 1 && (format == "pdf" || overlay != nil) {
-            throw UsageError(command: "quire recognize", message: format == "pdf" ? "--format pdf takes one image file" : "--overlay takes one image file")
-        }
-        if format == "pdf" && isatty(1) == 1 {
-            throw UsageError(command: "quire recognize", message: "--format pdf writes a PDF to standard output: redirect it (> out.pdf)")
-        }
+        try checkOneFileOutputs(files: files, format: format, overlay: overlay)
         var configuration = try clientConfiguration(arguments)
         configuration.maxInFlight = try arguments.integer("in-flight", range: 1...1_024) ?? 16
 
@@ -312,25 +303,8 @@ enum RecognizeCommand {
                 printError("quire recognize: \(name): the reply is not an OCR result")
                 return false
             }
-            if format == "pdf" {
-                // The PDF is the reply frame the result's attachment names (frame 1 is the JSON).
-                guard let pdf = result.attachments?.first(where: { $0.output == "pdf" }), pdf.frame >= 2, pdf.frame - 2 < attachments.count,
-                      attachments[pdf.frame - 2].count == pdf.size else {
-                    printError("quire recognize: \(name): the reply has no PDF (asked for with --format pdf? an older worker?)")
-                    return false
-                }
-                FileHandle.standardOutput.write(Data(attachments[pdf.frame - 2]))
-                return true
-            }
-            if let shape = ResultFormat(rawValue: format) {
-                guard let json = try? shape.render(result) else {
-                    printError("quire recognize: \(name): the result cannot be converted to \(format)")
-                    return false
-                }
-                let body = String(decoding: json, as: UTF8.self)
-                printOut(many ? "{\"file\":\(jsonString(name)),\"result\":\(body)}" : body)
-                return true
-            }
+            if format == "pdf" { return writePDF(result, attachments: attachments, name: name) }
+            if let shape = ResultFormat(rawValue: format) { return printShape(shape, result, name: name, many: many) }
             if many { printOut("==> \(name) <==") }
             let pages = result.pages.map { $0.renderings?[format] ?? "" }.joined()
             FileHandle.standardOutput.write(Data(document(format, pages, name: name, engine: result.metadata.engine).utf8))
@@ -382,23 +356,6 @@ enum RecognizeCommand {
                 """ + pages + "\t</Layout>\n</alto>\n"
         default:
             return pages
-        }
-    }
-
-    /// Draws the result's boxes on the image and writes the PNG to `path`; false (said on standard
-    /// error) when it cannot.
-    static func writeOverlay(_ frame: [UInt8], image: [UInt8], to path: String, name: String) -> Bool {
-        guard let result = try? JSONDecoder().decode(OCRResult.self, from: Data(frame)) else { return false }
-        do {
-            let png = try Outputs.overlay(result, image: image)
-            guard FileManager.default.createFile(atPath: path, contents: Data(png)) else {
-                printError("quire recognize: \(path): cannot write the overlay")
-                return false
-            }
-            return true
-        } catch {
-            printError("quire recognize: \(name): no overlay: \(error)")
-            return false
         }
     }
 
