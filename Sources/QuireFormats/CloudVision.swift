@@ -20,6 +20,33 @@ public enum CloudVision {
     public struct Response: Codable, Sendable, Equatable {
         public var textAnnotations: [EntityAnnotation]?
         public var fullTextAnnotation: TextAnnotation?
+        /// Set instead of the annotations when this image failed (the batch still answers 200).
+        public var error: Status?
+
+        public init(textAnnotations: [EntityAnnotation]? = nil, fullTextAnnotation: TextAnnotation? = nil, error: Status? = nil) {
+            self.textAnnotations = textAnnotations
+            self.fullTextAnnotation = fullTextAnnotation
+            self.error = error
+        }
+    }
+
+    /// `images:annotate`'s body: one response per request, in order.
+    public struct BatchResponse: Codable, Sendable, Equatable {
+        public var responses: [Response]
+
+        public init(responses: [Response]) { self.responses = responses }
+    }
+
+    /// `google.rpc.Status`: a gRPC code (3 INVALID_ARGUMENT, 8 RESOURCE_EXHAUSTED, 13 INTERNAL, 14
+    /// UNAVAILABLE, …) and a message.
+    public struct Status: Codable, Sendable, Equatable {
+        public var code: Int
+        public var message: String
+
+        public init(code: Int, message: String) {
+            self.code = code
+            self.message = message
+        }
     }
 
     public struct EntityAnnotation: Codable, Sendable, Equatable {
@@ -184,7 +211,7 @@ public enum CloudVision {
             pages.append(Page(property: TextProperty.make(languages: page.languages), width: geometry.width, height: geometry.height,
                               blocks: blocks, confidence: confidence(page.confidence)))
         }
-        guard !words.isEmpty else { return Response(textAnnotations: nil, fullTextAnnotation: nil) }
+        guard !words.isEmpty else { return Response() }
         // Each line ends with a newline, the last one too, as in Google's `text`.
         let text = lines.filter { !$0.isEmpty }.map { $0 + "\n" }.joined()
         let xs = allPoints.map(\.x), ys = allPoints.map(\.y)

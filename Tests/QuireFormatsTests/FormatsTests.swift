@@ -253,6 +253,17 @@ struct CloudVisionTests {
         #expect(String(decoding: try ResultFormat.cloudVision.render(result), as: UTF8.self) == "{}")
     }
 
+    @Test("a batch answers one response per image; a failed image carries a google.rpc.Status")
+    func batch() throws {
+        let ok = CloudVision.response(try Fixture.result("upright.json"), feature: .textDetection)
+        let failed = CloudVision.Response(error: .init(code: 3, message: "Bad image data."))
+        let body = try JSONSerialization.jsonObject(with: JSONEncoder().encode(CloudVision.BatchResponse(responses: [ok, failed]))) as? [String: Any]
+        let responses = try list(body?["responses"]).map(object)
+        #expect(responses.count == 2)
+        #expect(responses[0].keys.sorted() == ["fullTextAnnotation", "textAnnotations"])
+        #expect(NSDictionary(dictionary: responses[1]).isEqual(to: ["error": ["code": 3, "message": "Bad image data."]]))
+    }
+
     @Test("words read without symbols become one symbol each")
     func withoutSymbols() throws {
         var result = try Fixture.result("upright.json")
