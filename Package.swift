@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "QuireJWT", targets: ["QuireJWT"]),
         .library(name: "QuireTokens", targets: ["QuireTokens"]),
         .library(name: "QuireStack", targets: ["QuireStack"]),
+        .library(name: "QuireFormats", targets: ["QuireFormats"]),
     ],
     targets: [
         .systemLibrary(name: "CZeroMQ", providers: [.apt(["libzmq3-dev"])]),
@@ -44,7 +45,10 @@ let package = Package(
         // token worker's services.
         .target(name: "QuireTokens", dependencies: ["CSodium", "QuireJWT", "QuireWire", "QuireSupport", "QuireWorker"]),
         .target(name: "Tesseract", dependencies: ["CTesseract", "CHeif"]),
-        .target(name: "QuireOCR", dependencies: ["Tesseract", "QuireWire", "QuireWorker", "QuireSupport"]),
+        // The Quire result in other services' shapes (Cloud Vision, Azure Read, Image Analysis) and as
+        // the searchable PDF: no C, no sockets, for the CLI and the HTTP gateway alike.
+        .target(name: "QuireFormats", dependencies: ["QuireWire"]),
+        .target(name: "QuireOCR", dependencies: ["Tesseract", "QuireWire", "QuireWorker", "QuireSupport", "QuireFormats"]),
         // One process's stack: a broker, workers of any kind, started and stopped in order (`quire up`,
         // the benchmarks, in-process tests).
         .target(name: "QuireStack", dependencies: ["QuireBroker", "QuireWorker", "ZeroMQ", "QuireSupport"]),
@@ -58,7 +62,7 @@ let package = Package(
         .executableTarget(
             name: "quire",
             dependencies: ["QuireBroker", "QuireWorker", "QuireClient", "QuireWire", "QuireSupport", "ZeroMQ", "QuireBench", "QuireOCR",
-                           "QuireStats", "QuireMonitor", "QuireTokens", "QuireJWT", "QuireStack"]
+                           "QuireStats", "QuireMonitor", "QuireTokens", "QuireJWT", "QuireStack", "QuireFormats"]
         ),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
@@ -68,6 +72,7 @@ let package = Package(
         .testTarget(name: "QuireTokensTests", dependencies: ["QuireTokens", "QuireJWT", "QuireWire", "QuireSupport"]),
         .testTarget(name: "QuireOCRTests", dependencies: ["QuireOCR", "QuireWire", "Tesseract"]),
         .testTarget(name: "QuireBenchTests", dependencies: ["QuireBench"]),
+        .testTarget(name: "QuireFormatsTests", dependencies: ["QuireFormats", "QuireWire"], exclude: ["Fixtures"]),
         .testTarget(
             name: "QuireStackTests",
             dependencies: ["QuireStack", "QuireBroker", "QuireWorker", "QuireClient", "QuireTokens", "QuireWire", "QuireSupport"]

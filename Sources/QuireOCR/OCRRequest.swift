@@ -15,6 +15,8 @@ public struct OCRRequest: Codable, Sendable, Equatable {
 
     public enum Output: String, Codable, Sendable, CaseIterable {
         case result, text, hocr, alto, tsv
+        /// A searchable PDF, in the reply's second frame (see ``OCRResult/attachments``).
+        case pdf
     }
 
     /// BCP-47 tags (`en`, `zh-Hans`) or Tesseract pack names (`eng`, `chi_sim`); `eng+deu` also works.
@@ -92,7 +94,7 @@ public struct OCRRequest: Codable, Sendable, Equatable {
             let rule: String
             switch field {
             case .mode?: rule = "must be one of document, text, line"
-            case .outputs?: rule = element ? "must be one of result, text, hocr, alto, tsv" : "must be a list of result, text, hocr, alto, tsv"
+            case .outputs?: rule = element ? "must be one of result, text, hocr, alto, tsv, pdf" : "must be a list of result, text, hocr, alto, tsv, pdf"
             case .languages?: rule = element ? "must be a language name (eng, de, zh-Hans)"
                 : "must be a list of language names (eng, de, zh-Hans) or one string like eng+deu"
             case .pages?: rule = element ? "must be a page number (an integer from 1)" : "must be a list of page numbers (integers from 1)"

@@ -1,9 +1,11 @@
 import Foundation
+import QuireSupport
 import QuireWire
 import QuireWorker
 
 /// The `ocr` worker service: frame 1 the JSON request, frame 2 the image bytes; the reply is one
-/// JSON frame with the result (or a typed error).
+/// JSON frame with the result (or a typed error), followed by one frame per binary output asked for
+/// (`pdf`), as the result's `attachments` list them.
 public enum OCRService {
     public static let name = "ocr"
 
@@ -26,8 +28,18 @@ public enum OCRService {
                 throw WireError(.badRequest, "an ocr request has 2 frames (JSON options, image bytes); got \(request.body.count)")
             }
             let options = try OCRRequest.parse(request.body[0])
-            let (result, _) = try recognizer.recognize(options, image: request.body[1])
-            return [Array(try encoder.encode(result))]
+            var (result, _) = try recognizer.recognize(options, image: request.body[1])
+            // Binary outputs travel as frames after the JSON (never base64 inside it); the result
+            // says which frame holds what.
+            var attachments: [[UInt8]] = []
+            if options.outputs?.contains(.pdf) == true {
+                let started = Instant.now()
+                let pdf = try Outputs.pdf(result, image: request.body[1], fontPath: Outputs.fontPath(dataPath: recognizer.configuration.dataPath))
+                result.attachments = [.init(output: OCRRequest.Output.pdf.rawValue, frame: 2, mediaType: "application/pdf", size: pdf.count)]
+                result.metadata.timings.encodeMs += Instant.now().seconds(since: started) * 1_000
+                attachments.append(pdf)
+            }
+            return [Array(try encoder.encode(result))] + attachments
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import QuireWire
 import Tesseract
 
 /// Turns Tesseract's hierarchy into the Quire result: coordinates back at the uploaded resolution,
@@ -13,9 +14,19 @@ enum ResultBuilder {
             let (x0, y0, x1, y1) = toPage.pixelBox(x: Double(b.x), y: Double(b.y), width: Double(b.width), height: Double(b.height), within: size)
             return OCRResult.Box(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
         }
-        func polygon(_ b: OCRResult.Box) -> [OCRResult.Point] {
-            [.init(x: b.x, y: b.y), .init(x: b.x + b.width, y: b.y),
-             .init(x: b.x + b.width, y: b.y + b.height), .init(x: b.x, y: b.y + b.height)]
+        // The recognised rectangle's own corners in page coordinates, clockwise from top-left: on a
+        // deskewed page they lean with the text, where the box around them would not (Azure's and
+        // Cloud Vision's quads are made from these).
+        let turned = abs(toPage.b) > 1e-9 || abs(toPage.d) > 1e-9
+        func polygon(_ r: PixelBox, _ b: OCRResult.Box) -> [OCRResult.Point] {
+            guard turned else {
+                return [.init(x: b.x, y: b.y), .init(x: b.x + b.width, y: b.y),
+                        .init(x: b.x + b.width, y: b.y + b.height), .init(x: b.x, y: b.y + b.height)]
+            }
+            return [(r.x, r.y), (r.x + r.width, r.y), (r.x + r.width, r.y + r.height), (r.x, r.y + r.height)].map { x, y in
+                let p = toPage.apply(Double(x), Double(y))
+                return .init(x: min(size.width, max(0, Int(p.x.rounded()))), y: min(size.height, max(0, Int(p.y.rounded()))))
+            }
         }
         func point(_ x: Int, _ y: Int) -> OCRResult.Point {
             let p = toPage.apply(Double(x), Double(y))
@@ -49,30 +60,30 @@ enum ResultBuilder {
                         let brk = !lastWord ? "space" : (lastLine ? "paragraph" : (text.hasSuffix("-") ? "hyphen" : "line"))
                         let b = box(word.box)
                         words.append(OCRResult.Word(
-                            text: text, boundingBox: b, polygon: polygon(b), confidence: word.confidence,
+                            text: text, boundingBox: b, polygon: polygon(word.box, b), confidence: word.confidence,
                             languages: word.language.map { [Languages.bcp47(forTesseract: $0)] } ?? [],
                             break: brk,
                             symbols: word.children.map { s in
                                 let sb = box(s.box)
-                                return OCRResult.Symbol(text: clean(s.text), boundingBox: sb, polygon: polygon(sb), confidence: s.confidence)
+                                return OCRResult.Symbol(text: clean(s.text), boundingBox: sb, polygon: polygon(s.box, sb), confidence: s.confidence)
                             }))
                         if let c = word.confidence { confidences.append(c) }
                     }
                     let lb = box(line.box)
                     lines.append(OCRResult.Line(
-                        text: clean(line.text), boundingBox: lb, polygon: polygon(lb), confidence: line.confidence,
+                        text: clean(line.text), boundingBox: lb, polygon: polygon(line.box, lb), confidence: line.confidence,
                         languages: languages(line.children),
                         baseline: line.baseline.map { OCRResult.Baseline(start: point($0.x1, $0.y1), end: point($0.x2, $0.y2)) },
                         direction: page.writingDirection, words: words))
                     paragraphWords += line.children
                 }
                 let pb = box(paragraph.box)
-                paragraphs.append(OCRResult.Paragraph(text: clean(paragraph.text), boundingBox: pb, polygon: polygon(pb),
+                paragraphs.append(OCRResult.Paragraph(text: clean(paragraph.text), boundingBox: pb, polygon: polygon(paragraph.box, pb),
                                                       confidence: paragraph.confidence, languages: languages(paragraphWords), lines: lines))
                 blockWords += paragraphWords
             }
             let bb = box(block.box)
-            blocks.append(OCRResult.Block(text: clean(block.text), boundingBox: bb, polygon: polygon(bb), confidence: block.confidence,
+            blocks.append(OCRResult.Block(text: clean(block.text), boundingBox: bb, polygon: polygon(block.box, bb), confidence: block.confidence,
                                           languages: languages(blockWords), paragraphs: paragraphs))
             allWords += blockWords
         }

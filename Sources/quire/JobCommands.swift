@@ -1,5 +1,6 @@
 import Foundation
 import QuireClient
+import QuireFormats
 import QuireOCR
 import QuireSupport
 import QuireWire
@@ -45,8 +46,10 @@ enum JobCommands {
         usage: "quire result ID [--wait] [--format F]",
         discussion: """
             Prints a durable job's result: the OCR result as JSON, or with --format text, hocr, alto or tsv
-            its rendering (those other than text must have been asked for at submission). Without --wait,
-            a job that has not finished yet exits with status 3. Each ask waits at least 30 s
+            its rendering (those other than text must have been asked for at submission), with --format
+            pdf the searchable PDF (asked for at submission), or with --format cloud-vision, azure-read,
+            azure-read-v2 or image-analysis the result in that service's shape. Without --wait, a job that
+            has not finished yet exits with status 3. Each ask waits at least 30 s
             (--timeout-ms is raised to that): a held ask lasts 20 s.
 
             Exit status: 0 result printed; 1 the job failed, died, expired, was cancelled or is unknown
@@ -203,7 +206,7 @@ enum JobCommands {
                 printError("\(command): job \(id): the result is not an OCR result; use --format json")
                 return 1
             }
-            if result.pages.contains(where: { $0.renderings?[format] == nil }) {
+            if ResultFormat(rawValue: format) == nil, format != "pdf", result.pages.contains(where: { $0.renderings?[format] == nil }) {
                 // Plain text is always in the result; the other renderings only when asked for.
                 if format == "text" {
                     FileHandle.standardOutput.write(Data(result.text.utf8))
@@ -213,7 +216,7 @@ enum JobCommands {
                 printError("\(command): job \(id) has no \(format) rendering: submit it with --format \(format)")
                 return 1
             }
-            return RecognizeCommand.output(.success(first), name: id, format: format, many: false) ? 0 : 1
+            return RecognizeCommand.output(.success(first), name: id, format: format, many: false, attachments: Array(frames.dropFirst())) ? 0 : 1
         case .success(.failure(let failure)?):
             printError("\(command): job \(id): \(preflight.explain(failure))")
             return 1

@@ -1,6 +1,7 @@
 import Foundation
 import QuireBroker
 import QuireClient
+import QuireFormats
 import QuireJWT
 import QuireOCR
 import QuireStack
@@ -134,8 +135,9 @@ func readInputs(_ files: [String], command: String) -> (inputs: [(name: String, 
 
 /// The OCR options `quire recognize` and `quire submit` share, and the output format they imply.
 enum OCRRequestOptions {
-    static let formats = ["json", "text", "hocr", "alto", "tsv"]
-    static let format = Option("format", .word(formats, noun: "format", placeholder: "F"), default: "json", help: "the output")
+    static let formats = outputFormats
+    static let format = Option("format", .word(formats, noun: "format", placeholder: "F"), default: "json",
+                               help: "the output: json, text, hocr, alto, tsv; pdf (a searchable PDF, one file); or the result in another service's shape: cloud-vision, azure-read (3.2), azure-read-v2, image-analysis (4.0)")
     static let languages = Option("languages", .list(separator: "+", placeholder: "L"),
                                   help: "e.g. en, eng+deu, zh-Hans", defaultNote: "the worker's")
     static let mode = Option("mode", .word(["document", "text", "line"], noun: "mode", placeholder: "M"), default: "document",
@@ -174,6 +176,8 @@ extension SettingValue where Value == [Int] {
 
 enum RecognizeCommand {
     static let inFlight = Option("in-flight", .integer(1...1_024), default: 16, help: "requests in flight at once")
+    static let overlay = Option("overlay", .string("OUT.png"),
+                                help: "also write the image with the line and word boxes drawn on it (low-confidence words in red; one file)")
 
     static let command = Command(
         "recognize", listing: ("recognize FILE…", "OCR images through the broker and print the results"),
@@ -185,7 +189,7 @@ enum RecognizeCommand {
             naming each failure on standard error. Given --timeout-ms, it also waits for an OCR worker to
             appear instead of failing after 3 s (see below).
             """,
-        groups: [OCRRequestOptions.group, OptionGroup(options: ClientOptions.group().options + [inFlight.info]), ClientAuth.group],
+        groups: [OCRRequestOptions.group, OptionGroup(options: ClientOptions.group().options + [inFlight.info, overlay.info]), ClientAuth.group],
         epilogue: Preflight.help,
         run: run)
 
@@ -193,6 +197,8 @@ enum RecognizeCommand {
         let files = invocation.positionals
         guard !files.isEmpty else { throw UsageError(command: invocation.command, message: "no image files given") }
         let (request, format) = try OCRRequestOptions.request(invocation)
+        let overlay = try invocation.value(Self.overlay)
+        try checkOneFileOutputs(files: files, format: format, overlay: overlay)
         var configuration = try ClientOptions.configuration(invocation)
         configuration.maxInFlight = try invocation.value(inFlight, or: 16)
 
@@ -207,19 +213,19 @@ enum RecognizeCommand {
         let progress = ProgressBar(total: jobs.count, enabled: isatty(2) == 1)
         let outcome = blockingAwait { () async throws -> Int in
             try await withClient(configuration: settings) { client in
-                try await withThrowingTaskGroup(of: (Int, Result<[UInt8], ClientError>).self) { group in
+                try await withThrowingTaskGroup(of: (Int, Result<[[UInt8]], ClientError>).self) { group in
                     for (index, job) in jobs.enumerated() {
                         group.addTask {
                             do {
                                 let reply = try await client.request(service: "ocr", body: [requestFrame, job.bytes])
-                                return (index, .success(reply.first ?? []))
+                                return (index, .success(reply))
                             } catch let error as ClientError {
                                 return (index, .failure(preflight.explain(error)))
                             }
                         }
                     }
                     // Print in input order as soon as each next result is in.
-                    var results: [Int: Result<[UInt8], ClientError>] = [:]
+                    var results: [Int: Result<[[UInt8]], ClientError>] = [:]
                     var next = 0
                     var failures = 0
                     for try await (index, result) in group {
@@ -227,7 +233,10 @@ enum RecognizeCommand {
                         progress.advance()
                         while let ready = results.removeValue(forKey: next) {
                             progress.clear()
-                            if !output(ready, name: jobs[next].name, format: format, many: jobs.count > 1) { failures += 1 }
+                            if !output(ready.map { $0.first ?? [] }, name: jobs[next].name, format: format, many: jobs.count > 1,
+                                       attachments: (try? ready.get().dropFirst()).map(Array.init) ?? []) { failures += 1 }
+                            if let overlay, case .success(let frames) = ready,
+                               !writeOverlay(frames.first ?? [], image: jobs[next].bytes, to: overlay, name: jobs[next].name) { failures += 1 }
                             next += 1
                         }
                     }
@@ -246,7 +255,7 @@ enum RecognizeCommand {
     }
 
     /// Prints one result; false when it is a failure.
-    static func output(_ result: Result<[UInt8], ClientError>, name: String, format: String, many: Bool) -> Bool {
+    static func output(_ result: Result<[UInt8], ClientError>, name: String, format: String, many: Bool, attachments: [[UInt8]] = []) -> Bool {
         switch result {
         case .failure(let error):
             printError("quire recognize: \(name): \(error)")
@@ -264,6 +273,8 @@ enum RecognizeCommand {
                 printError("quire recognize: \(name): the reply is not an OCR result")
                 return false
             }
+            if format == "pdf" { return writePDF(result, attachments: attachments, name: name) }
+            if let shape = ResultFormat(rawValue: format) { return printShape(shape, result, name: name, many: many) }
             if many { printOut("==> \(name) <==") }
             let pages = result.pages.map { $0.renderings?[format] ?? "" }.joined()
             FileHandle.standardOutput.write(Data(document(format, pages, name: name, engine: result.metadata.engine).utf8))

@@ -9,9 +9,9 @@ struct OCRRequestMessageTests {
     @Test("each field's problem is named with its path and what the schema allows", arguments: [
         (#"{"mode":"weird"}"#, "'mode' must be one of document, text, line"),
         (#"{"mode":3}"#, "'mode' must be one of document, text, line"),
-        (#"{"outputs":["pdf"]}"#, "'outputs[0]' must be one of result, text, hocr, alto, tsv"),
-        (#"{"outputs":["text","pdf"]}"#, "'outputs[1]' must be one of result, text, hocr, alto, tsv"),
-        (#"{"outputs":"text"}"#, "'outputs' must be a list of result, text, hocr, alto, tsv"),
+        (#"{"outputs":["docx"]}"#, "'outputs[0]' must be one of result, text, hocr, alto, tsv, pdf"),
+        (#"{"outputs":["text","png"]}"#, "'outputs[1]' must be one of result, text, hocr, alto, tsv, pdf"),
+        (#"{"outputs":"text"}"#, "'outputs' must be a list of result, text, hocr, alto, tsv, pdf"),
         (#"{"languages":42}"#, "'languages' must be a list of language names (eng, de, zh-Hans) or one string like eng+deu"),
         (#"{"pages":[1,"2"]}"#, "'pages[1]' must be a page number (an integer from 1)"),
         (#"{"pages":3}"#, "'pages' must be a list of page numbers (integers from 1)"),
@@ -28,5 +28,10 @@ struct OCRRequestMessageTests {
             #expect(error.message == expected)
             #expect(!error.message.contains("Cannot initialize") && !error.message.contains("Index "))
         }
+    }
+
+    @Test("pdf is an output")
+    func pdfOutput() throws {
+        #expect(try OCRRequest.parse(Array(#"{"outputs":["result","pdf"]}"#.utf8)).outputs == [.result, .pdf])
     }
 }

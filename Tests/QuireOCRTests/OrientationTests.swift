@@ -114,7 +114,7 @@ struct OCRRequestTests {
 
     @Test("bad options are typed errors", arguments: [
         (#"{"mode":"fast"}"#, "bad_request"), (#"{"pages":[0]}"#, "bad_request"), (#"{"dpi":5}"#, "bad_request"),
-        (#"{"languages":[]}"#, "bad_request"), (#"{"outputs":["pdf"]}"#, "bad_request"), (#"{"dpi":"x"}"#, "bad_request"),
+        (#"{"languages":[]}"#, "bad_request"), (#"{"outputs":["docx"]}"#, "bad_request"), (#"{"dpi":"x"}"#, "bad_request"),
         (#"{"mode":"#, "invalid_json"),
     ])
     func bad(json: String, code: String) {

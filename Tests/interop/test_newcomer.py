@@ -123,7 +123,7 @@ def test_ocr_request_errors_speak_the_schema(ctx, procs, tmp_path):
     wait_service(ctx, url, b"ocr", timeout=30)
     cases = {
         '{"mode":"weird"}': "'mode' must be one of document, text, line",
-        '{"outputs":["text","pdf"]}': "'outputs[1]' must be one of result, text, hocr, alto, tsv",
+        '{"outputs":["text","docx"]}': "'outputs[1]' must be one of result, text, hocr, alto, tsv, pdf",
         '{"dpi":300.5}': "'dpi' must be an integer within 30…2400",
         '{"autoOrientation":"yes"}': "'autoOrientation' must be true or false",
     }

@@ -353,13 +353,27 @@ def assert_words(page, drawn_words, min_fraction=1.0, case_sensitive=True, tol=N
     assert not misplaced, "boxes off:\n  " + "\n  ".join(misplaced)
 
 
+def near(a, b, tolerance):
+    return all(abs(x - y) <= tolerance for x, y in zip(a, b))
+
+
 def assert_geometry_consistent(page, nested=True):
-    """Polygons are the boxes' corners clockwise from top-left; boxes lie within the page;
+    """Polygons run clockwise from top-left: the boxes' corners, or on a deskewed page the recognised
+    rectangle's corners leaning with the text, with the box around them; boxes lie within the page;
     words lie within their lines."""
     W, H = page["width"], page["height"]
     for e in all_elements(page):
         x0, y0, x1, y1 = xyxy(e["boundingBox"])
-        assert [(p["x"], p["y"]) for p in e["polygon"]] == [(x0, y0), (x1, y0), (x1, y1), (x0, y1)], e["text"]
+        poly = [(p["x"], p["y"]) for p in e["polygon"]]
+        if poly != [(x0, y0), (x1, y0), (x1, y1), (x0, y1)]:
+            xs, ys = [p[0] for p in poly], [p[1] for p in poly]
+            # The box rounds the corners outwards, the polygon to the nearest pixel.
+            assert near((min(xs), min(ys), max(xs), max(ys)), (x0, y0, x1, y1), 1), (e["text"], poly, (x0, y0, x1, y1))
+            (ax, ay), (bx, by), (cx, cy), (dx, dy) = poly
+            assert bx > ax and cy > by and dx < cx and ay < dy, (e["text"], poly)  # clockwise from top-left
+            # Leaning the page's way: rising to the right when the page was turned clockwise to read.
+            if abs(page["deskewAngle"]) >= 1 and bx - ax > 2 * abs(by - ay) > 0:
+                assert (ay - by > 0) == (page["deskewAngle"] > 0), (e["text"], poly, page["deskewAngle"])
         assert 0 <= x0 <= x1 <= W and 0 <= y0 <= y1 <= H, "box %s outside the %dx%d page" % ((x0, y0, x1, y1), W, H)
     for ln in page_lines(page) if nested else []:
         lb = xyxy(ln["boundingBox"])
@@ -784,7 +798,7 @@ def test_errors(stack, case):
 MORE_BAD = {
     "rle-bmp": ((lambda: [b"{}", oi.rle8_bmp()]), "unsupported_format"),
     "mode-x": ((lambda: [b'{"mode":"x"}', GOOD_PNG]), "bad_request"),
-    "outputs-pdf": ((lambda: [b'{"outputs":["pdf"]}', GOOD_PNG]), "bad_request"),
+    "outputs-docx": ((lambda: [b'{"outputs":["docx"]}', GOOD_PNG]), "bad_request"),
     "dpi-fraction": ((lambda: [b'{"dpi":300.5}', GOOD_PNG]), "bad_request"),
     "no-frames": ((lambda: []), "bad_request"),
 }

@@ -1,23 +1,54 @@
 /// The `ocr` service's result (`proto-json/ocr-result.schema.json`). Swift types and schema change
 /// together. Coordinates are pixels of the upright image at the uploaded resolution (EXIF orientation
 /// and any detected rotation applied, Quire's own scaling undone); `transform` maps them back to the
-/// stored pixel grid of the uploaded file.
+/// stored pixel grid of the uploaded file. It is a wire type (no C, no engine): clients and the
+/// converters in `QuireFormats` read it without linking Tesseract.
 public struct OCRResult: Codable, Sendable, Equatable {
     public var text: String
     public var pages: [Page]
     public var metadata: Metadata
+    /// Binary outputs (`pdf`) sent as frames after this one, never inside the JSON; absent when none.
+    public var attachments: [Attachment]?
+
+    public init(text: String, pages: [Page], metadata: Metadata, attachments: [Attachment]? = nil) {
+        self.text = text
+        self.pages = pages
+        self.metadata = metadata
+        self.attachments = attachments
+    }
+
+    /// One binary output and the reply frame that carries it.
+    public struct Attachment: Codable, Sendable, Equatable {
+        /// The requested output (`pdf`).
+        public var output: String
+        /// 1-based frame of the reply body: 2 for the first attachment (frame 1 is this JSON).
+        public var frame: Int
+        public var mediaType: String
+        /// The frame's length in bytes.
+        public var size: Int
+
+        public init(output: String, frame: Int, mediaType: String, size: Int) {
+            self.output = output
+            self.frame = frame
+            self.mediaType = mediaType
+            self.size = size
+        }
+    }
 
     public struct Box: Codable, Sendable, Equatable {
         public var x: Int, y: Int, width: Int, height: Int
+        public init(x: Int, y: Int, width: Int, height: Int) { self.x = x; self.y = y; self.width = width; self.height = height }
     }
 
     public struct Point: Codable, Sendable, Equatable {
         public var x: Int, y: Int
+        public init(x: Int, y: Int) { self.x = x; self.y = y }
     }
 
     public struct Baseline: Codable, Sendable, Equatable {
         public var start: Point
         public var end: Point
+        public init(start: Point, end: Point) { self.start = start; self.end = end }
     }
 
     public struct Symbol: Codable, Sendable, Equatable {
@@ -25,6 +56,13 @@ public struct OCRResult: Codable, Sendable, Equatable {
         public var boundingBox: Box
         public var polygon: [Point]
         @NullWhenAbsent public var confidence: Double?
+
+        public init(text: String, boundingBox: Box, polygon: [Point], confidence: Double?) {
+            self.text = text
+            self.boundingBox = boundingBox
+            self.polygon = polygon
+            self.confidence = confidence
+        }
     }
 
     public struct Word: Codable, Sendable, Equatable {
@@ -37,6 +75,16 @@ public struct OCRResult: Codable, Sendable, Equatable {
         /// (end of a paragraph), `hyphen` (a word broken across lines) — Cloud Vision's detectedBreak.
         public var `break`: String
         public var symbols: [Symbol]
+
+        public init(text: String, boundingBox: Box, polygon: [Point], confidence: Double?, languages: [String], break: String, symbols: [Symbol]) {
+            self.text = text
+            self.boundingBox = boundingBox
+            self.polygon = polygon
+            self.confidence = confidence
+            self.languages = languages
+            self.break = `break`
+            self.symbols = symbols
+        }
     }
 
     public struct Line: Codable, Sendable, Equatable {
@@ -49,6 +97,17 @@ public struct OCRResult: Codable, Sendable, Equatable {
         /// `ltr`, `rtl` or `ttb`.
         public var direction: String
         public var words: [Word]
+
+        public init(text: String, boundingBox: Box, polygon: [Point], confidence: Double?, languages: [String], baseline: Baseline?, direction: String, words: [Word]) {
+            self.text = text
+            self.boundingBox = boundingBox
+            self.polygon = polygon
+            self.confidence = confidence
+            self.languages = languages
+            self.baseline = baseline
+            self.direction = direction
+            self.words = words
+        }
     }
 
     public struct Paragraph: Codable, Sendable, Equatable {
@@ -58,6 +117,15 @@ public struct OCRResult: Codable, Sendable, Equatable {
         @NullWhenAbsent public var confidence: Double?
         public var languages: [String]
         public var lines: [Line]
+
+        public init(text: String, boundingBox: Box, polygon: [Point], confidence: Double?, languages: [String], lines: [Line]) {
+            self.text = text
+            self.boundingBox = boundingBox
+            self.polygon = polygon
+            self.confidence = confidence
+            self.languages = languages
+            self.lines = lines
+        }
     }
 
     public struct Block: Codable, Sendable, Equatable {
@@ -67,6 +135,15 @@ public struct OCRResult: Codable, Sendable, Equatable {
         @NullWhenAbsent public var confidence: Double?
         public var languages: [String]
         public var paragraphs: [Paragraph]
+
+        public init(text: String, boundingBox: Box, polygon: [Point], confidence: Double?, languages: [String], paragraphs: [Paragraph]) {
+            self.text = text
+            self.boundingBox = boundingBox
+            self.polygon = polygon
+            self.confidence = confidence
+            self.languages = languages
+            self.paragraphs = paragraphs
+        }
     }
 
     public struct Page: Codable, Sendable, Equatable {
@@ -93,12 +170,36 @@ public struct OCRResult: Codable, Sendable, Equatable {
         public var blocks: [Block]
         /// Tesseract's renderings of this page when requested: `text`, `hocr`, `alto`, `tsv`.
         public var renderings: [String: String]?
+
+        public init(pageNumber: Int, width: Int, height: Int, unit: String, rotation: Int, mirrored: Bool, deskewAngle: Double, transform: [Double],
+                    recognitionScale: Double, text: String, confidence: Double?, languages: [String], blocks: [Block], renderings: [String: String]?) {
+            self.pageNumber = pageNumber
+            self.width = width
+            self.height = height
+            self.unit = unit
+            self.rotation = rotation
+            self.mirrored = mirrored
+            self.deskewAngle = deskewAngle
+            self.transform = transform
+            self.recognitionScale = recognitionScale
+            self.text = text
+            self.confidence = confidence
+            self.languages = languages
+            self.blocks = blocks
+            self.renderings = renderings
+        }
     }
 
     public struct Timings: Codable, Sendable, Equatable {
         public var decodeMs: Double
         public var recognizeMs: Double
         public var encodeMs: Double
+
+        public init(decodeMs: Double, recognizeMs: Double, encodeMs: Double) {
+            self.decodeMs = decodeMs
+            self.recognizeMs = recognizeMs
+            self.encodeMs = encodeMs
+        }
     }
 
     /// One step of the pipeline on one page, so that a result can be explained: what was measured,
@@ -127,6 +228,16 @@ public struct OCRResult: Codable, Sendable, Equatable {
         public var pageCount: Int
         public var timings: Timings
         public var steps: [Step]
+
+        public init(engine: String, languages: [String], mode: String, format: String, pageCount: Int, timings: Timings, steps: [Step]) {
+            self.engine = engine
+            self.languages = languages
+            self.mode = mode
+            self.format = format
+            self.pageCount = pageCount
+            self.timings = timings
+            self.steps = steps
+        }
     }
 }
 
