@@ -57,6 +57,12 @@ public struct OCRConfiguration: Sendable, Equatable {
     /// least ``unevenLightSpread`` (0…255) across the page.
     public var evenLight: Bool
     public var unevenLightSpread: Int
+    /// Darken faint print (faded thermal receipts): when the ink's median grey level is at least
+    /// ``faintInkLevel`` (0 black … 255 white), the page goes through the tone curve
+    /// `in^inkExponent` before it is scaled, so thin light strokes survive Tesseract's binarisation.
+    public var darkenFaintInk: Bool
+    public var faintInkLevel: Int
+    public var inkExponent: Double
     /// In `document` mode, read single-column pages as one block (psm 6) and keep the full layout
     /// analysis (psm 3) for pages with columns side by side.
     public var chooseSegmentation: Bool
@@ -99,6 +105,9 @@ public struct OCRConfiguration: Sendable, Equatable {
         trustedOrientationConfidence: Double = 1.5,
         evenLight: Bool = true,
         unevenLightSpread: Int = 60,
+        darkenFaintInk: Bool = true,
+        faintInkLevel: Int = 80,
+        inkExponent: Double = 2,
         chooseSegmentation: Bool = true,
         columnsKeptBelowSkew: Double = 2,
         dropNoiseWords: Bool = true,
@@ -130,6 +139,9 @@ public struct OCRConfiguration: Sendable, Equatable {
         self.trustedOrientationConfidence = trustedOrientationConfidence
         self.evenLight = evenLight
         self.unevenLightSpread = unevenLightSpread
+        self.darkenFaintInk = darkenFaintInk
+        self.faintInkLevel = faintInkLevel
+        self.inkExponent = inkExponent
         self.chooseSegmentation = chooseSegmentation
         self.columnsKeptBelowSkew = columnsKeptBelowSkew
         self.dropNoiseWords = dropNoiseWords
@@ -155,6 +167,9 @@ public struct OCRConfiguration: Sendable, Equatable {
         if let v = try reader.flag("QUIRE_OCR_ORIENTATION") { detectOrientation = v }
         if let v = try reader.flag("QUIRE_OCR_EVEN_LIGHT") { evenLight = v }
         if let v = try reader.integer("QUIRE_OCR_UNEVEN_LIGHT_SPREAD", range: 0...255) { unevenLightSpread = v }
+        if let v = try reader.flag("QUIRE_OCR_FAINT_INK") { darkenFaintInk = v }
+        if let v = try reader.integer("QUIRE_OCR_FAINT_INK_LEVEL", range: 0...255) { faintInkLevel = v }
+        if let v = try reader.number("QUIRE_OCR_INK_EXPONENT", range: 1...4) { inkExponent = v }
         if let v = try reader.flag("QUIRE_OCR_CHOOSE_SEGMENTATION") { chooseSegmentation = v }
         if let v = try reader.flag("QUIRE_OCR_DROP_NOISE") { dropNoiseWords = v }
         if let v = reader.string("QUIRE_TESSERACT_VARIABLES") {
