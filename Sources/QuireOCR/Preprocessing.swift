@@ -39,10 +39,23 @@ extension Recognizer {
         var deskewAngle: Double
     }
 
-    /// The median height of the page's glyphs in uploaded pixels, measured on a copy of at most
-    /// ``OCRConfiguration/textSizeProbePixels`` turned upright; nil when too few glyphs are found.
-    /// Returns the full decode too when it had to make one (JPEG is probed from a cheap reduced decode).
-    func glyphHeight(_ bytes: [UInt8], header: Image.Header, page: Int, exif: Int) throws(ImageError) -> (Double?, Bool?, PixelBox?, Image?) {
+    /// What a reduced copy of the page shows before it is read.
+    struct Probe {
+        /// The median glyph height, uploaded pixels; nil when too few glyphs were found.
+        var glyphHeight: Double?
+        /// Whether the text stands in columns side by side.
+        var columns: Bool?
+        /// The box around the text, upright page at the uploaded resolution.
+        var textBox: PixelBox?
+        /// The ink's median grey level (``Image/inkLevel()``).
+        var inkLevel: Int
+        /// The full decode, when probing had to make one (JPEG is probed from a cheap reduced decode).
+        var full: Image?
+    }
+
+    /// Measures the page on a copy of at most ``OCRConfiguration/textSizeProbePixels`` turned upright:
+    /// its glyphs' median height, its columns, the box around its text and how dark its ink is.
+    func probe(_ bytes: [UInt8], header: Image.Header, page: Int, exif: Int) throws(ImageError) -> Probe {
         let pixels = Double(header.width * header.height)
         let probeScale = min(1, (Double(configuration.textSizeProbePixels) / pixels).squareRoot())
         var full: Image?
@@ -65,15 +78,17 @@ extension Recognizer {
         let (turns, mirror) = EXIFOrientation.correction(for: exif)
         if turns != 0 { probe = try probe.rotated(quarterTurns: turns) }
         if mirror { probe = try probe.flippedHorizontally() }
+        let ink = try probe.inkLevel()
         let glyphs = try probe.glyphBoxes()
         let heights = glyphs.map(\.height).sorted()
-        guard heights.count >= 12 else { return (nil, nil, nil, full) }
+        guard heights.count >= 12 else { return Probe(inkLevel: ink, full: full) }
         let median = Double(heights[heights.count / 2])
         let text = Self.textBox(glyphs, glyphHeight: median).map { b in
             PixelBox(x: Int(Double(b.x) * uploadedPerProbe), y: Int(Double(b.y) * uploadedPerProbe),
                      width: Int((Double(b.width) * uploadedPerProbe).rounded(.up)), height: Int((Double(b.height) * uploadedPerProbe).rounded(.up)))
         }
-        return (median * uploadedPerProbe, Self.hasColumns(glyphs, glyphHeight: median), text, full)
+        return Probe(glyphHeight: median * uploadedPerProbe, columns: Self.hasColumns(glyphs, glyphHeight: median), textBox: text,
+                     inkLevel: ink, full: full)
     }
 
     /// The box around the text: the glyphs of about the text's size (a title up to 4× larger, not
@@ -110,15 +125,17 @@ extension Recognizer {
             var decoded: Image?
             var columns: Bool?
             var textBox: PixelBox?
-            if configuration.textScaling || configuration.chooseSegmentation || configuration.cropToText {
+            var inkLevel: Int?
+            if configuration.textScaling || configuration.chooseSegmentation || configuration.cropToText || configuration.darkenInk {
                 let started = Instant.now()
-                let (height, hasColumns, box, full) = try glyphHeight(bytes, header: header, page: page, exif: exif)
-                decoded = full
-                columns = hasColumns
-                textBox = box
-                scale = configuration.textScaling ? textScale(glyphHeight: height, mode: mode) : 1
+                let measured = try probe(bytes, header: header, page: page, exif: exif)
+                decoded = measured.full
+                columns = measured.columns
+                textBox = measured.textBox
+                inkLevel = measured.inkLevel
+                scale = configuration.textScaling ? textScale(glyphHeight: measured.glyphHeight, mode: mode) : 1
                 var parameters: [String: Double] = ["targetGlyphHeight": configuration.targetGlyphHeight, "ms": started.millisecondsSince]
-                if let height { parameters["glyphHeight"] = height }
+                if let height = measured.glyphHeight { parameters["glyphHeight"] = height }
                 steps.append(.init(step: "scale", applied: abs(scale - 1) > 0.01, parameters: parameters))
             }
             if Double(pixels) * scale * scale > Double(configuration.maxRecognitionPixels) {
@@ -135,6 +152,16 @@ extension Recognizer {
             }
             let fileDPI = image.resolution * reduction
             image = try image.grey()
+            // The ink is darkened before the page is enlarged (fewer pixels to map).
+            if mode == .document, configuration.darkenInk, let inkLevel {
+                let started = Instant.now()
+                let apply = inkLevel >= configuration.darkenInkFromLevel
+                if apply { image = try image.toneCurve(exponent: configuration.inkExponent) }
+                steps.append(.init(step: "ink", applied: apply, parameters: [
+                    "inkLevel": Double(inkLevel), "minInkLevel": Double(configuration.darkenInkFromLevel),
+                    "exponent": configuration.inkExponent, "ms": started.millisecondsSince,
+                ]))
+            }
             let uploadedWidth = Double(header.width)
             let factor = scale * uploadedWidth / Double(image.width)
             if abs(factor - 1) > 0.01 { image = try image.scaled(by: factor) }

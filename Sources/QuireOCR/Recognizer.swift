@@ -31,8 +31,10 @@ public final class Recognizer {
             return engine
         }
         do throws(TesseractError) {
-            let engine = try Engine(dataPath: configuration.dataPath, languages: key)
-            for (name, value) in configuration.engineVariables.sorted(by: { $0.key < $1.key }) where !engine.setVariable(name, value) {
+            let variables = configuration.engineVariables.sorted(by: { $0.key < $1.key })
+            let engine = try Engine(dataPath: configuration.dataPath, languages: key, variables: variables.map { (name: $0.key, value: $0.value) })
+            // Init ignores names it does not know; setting them again finds those.
+            for (name, value) in variables where !engine.setVariable(name, value) {
                 throw TesseractError(.initFailed, "Tesseract does not take '\(name)=\(value)' (QUIRE_TESSERACT_VARIABLES)")
             }
             engines[key] = engine

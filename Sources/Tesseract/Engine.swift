@@ -80,12 +80,17 @@ public final class Engine {
 
     /// - Parameters:
     ///   - languages: Tesseract codes joined with `+`, such as `eng+deu`.
-    public init(dataPath: String, languages: String) throws(TesseractError) {
+    ///   - variables: Tesseract parameters set while the engine loads, so that the ones read only
+    ///     then (`load_system_dawg`, `load_freq_dawg`, …) take effect too.
+    public init(dataPath: String, languages: String, variables: [(name: String, value: String)] = []) throws(TesseractError) {
         guard let handle = TessBaseAPICreate() else { throw TesseractError(.initFailed, "TessBaseAPICreate failed") }
         self.handle = handle
         self.languages = languages
         self.dataPath = dataPath
-        let rc = TessBaseAPIInit2(handle, dataPath, languages, OEM_LSTM_ONLY)
+        var names = variables.map { strdup($0.name) }
+        var values = variables.map { strdup($0.value) }
+        defer { (names + values).forEach { free($0) } }
+        let rc = TessBaseAPIInit4(handle, dataPath, languages, OEM_LSTM_ONLY, nil, 0, &names, &values, variables.count, 0)
         if rc != 0 {
             TessBaseAPIDelete(handle)
             throw TesseractError(.initFailed, "Tesseract could not load '\(languages)' from \(dataPath)")

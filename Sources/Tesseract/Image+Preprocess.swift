@@ -29,7 +29,15 @@ extension Image {
     /// Black text on white as 1 bpp, by Otsu's threshold over the whole image.
     func binary() throws(ImageError) -> Image {
         let grey = depth == 8 && pixGetColormap(pix) == nil ? self : try self.grey()
-        guard let histogram = pixGetGrayHistogram(grey.pix, max(1, Int32((Double(width * height) / 1_000_000).squareRoot()))) else {
+        let threshold = Self.otsu(try grey.histogram())
+        // pixThresholdToBinary: pixels below the threshold become foreground (black).
+        guard let out = pixThresholdToBinary(grey.pix, Int32(threshold + 1)) else { throw ImageError(.internalFailure, "binarisation failed") }
+        return Image(owning: out)
+    }
+
+    /// The counts of each grey level (an 8 bpp image), sampled on a grid of about a million pixels.
+    func histogram() throws(ImageError) -> [Double] {
+        guard let histogram = pixGetGrayHistogram(pix, max(1, Int32((Double(width * height) / 1_000_000).squareRoot()))) else {
             throw ImageError(.internalFailure, "grey histogram failed")
         }
         var numa: UnsafeMutablePointer<NUMA>? = histogram
@@ -39,10 +47,41 @@ extension Image {
             var count: Float = 0
             if numaGetFValue(histogram, Int32(value), &count) == 0 { counts[value] = Double(count) }
         }
+        return counts
+    }
+
+    /// How dark the ink is: the median grey level, 0 (black) … 255, of the pixels on the dark side
+    /// of Otsu's threshold. Faded thermal print reads about 100–180, laser print below 60.
+    public func inkLevel() throws(ImageError) -> Int {
+        let grey = depth == 8 && pixGetColormap(pix) == nil ? self : try self.grey()
+        let counts = try grey.histogram()
         let threshold = Self.otsu(counts)
-        // pixThresholdToBinary: pixels below the threshold become foreground (black).
-        guard let out = pixThresholdToBinary(grey.pix, Int32(threshold + 1)) else { throw ImageError(.internalFailure, "binarisation failed") }
+        let ink = counts[...threshold].reduce(0, +)
+        var seen = 0.0
+        for level in 0...threshold {
+            seen += counts[level]
+            if seen * 2 >= ink { return level }
+        }
+        return threshold
+    }
+
+    /// The grey image through the tone curve `out = in^exponent` (levels as 0…1): an exponent above 1
+    /// darkens the mid greys, so faint strokes survive binarisation; white and black stay.
+    public func toneCurve(exponent: Double) throws(ImageError) -> Image {
+        let grey = depth == 8 && pixGetColormap(pix) == nil ? self : try self.grey()
+        // Leptonica's gamma maps x to x^(1/gamma).
+        guard let out = pixGammaTRC(nil, grey.pix, Float(1 / exponent), 0, 255) else {
+            throw ImageError(.internalFailure, "tone curve failed")
+        }
+        pixCopyResolution(out, pix)
         return Image(owning: out)
+    }
+
+    /// The grey level of one pixel of an 8 bpp image (0 black … 255 white).
+    public func greyLevel(x: Int, y: Int) -> Int {
+        var value: UInt32 = 0
+        _ = pixGetPixel(pix, Int32(x), Int32(y), &value)
+        return Int(value)
     }
 
     /// Otsu's threshold for a 256-bin histogram: the grey level that best splits it in two classes.

@@ -1,0 +1,36 @@
+import Testing
+import Tesseract
+
+@Suite("Ink: how dark the print is, and the tone curve that darkens it")
+struct InkTests {
+    /// An 8-bit grey PGM of one row: `ink` pixels of grey `inkLevel`, then `paper` pixels of white.
+    static func page(inkLevels: [UInt8], paper: Int) throws -> Image {
+        let pixels = inkLevels + [UInt8](repeating: 255, count: paper)
+        let bytes = Array("P5\n\(pixels.count) 1\n255\n".utf8) + pixels
+        return try Image.decode(bytes, format: .pnm)
+    }
+
+    @Test("The ink level is the median grey of the pixels on the dark side of Otsu's threshold")
+    func inkLevel() throws {
+        // Faded thermal print: strokes of grey 140–160 on white paper.
+        let faded = try Self.page(inkLevels: [140, 150, 150, 160, 150], paper: 95)
+        #expect(try faded.inkLevel() == 150)
+        // Laser print: black strokes.
+        let laser = try Self.page(inkLevels: [0, 10, 20, 10, 10], paper: 95)
+        #expect(try laser.inkLevel() == 10)
+    }
+
+    @Test("The tone curve in^3 darkens the mid greys and keeps black and white")
+    func toneCurve() throws {
+        let image = try Self.page(inkLevels: [0, 64, 128, 192], paper: 1)
+        let darker = try image.toneCurve(exponent: 3)
+        let levels = (0..<5).map { darker.greyLevel(x: $0, y: 0) }
+        // 255 · (x/255)^3, rounded: 0, 4, 32, 109, 255 (±1 for Leptonica's rounding).
+        for (level, expected) in zip(levels, [0, 4, 32, 109, 255]) {
+            #expect(abs(level - expected) <= 1, "got \(levels)")
+        }
+        // Exponent 1 leaves the page as it is.
+        let same = try image.toneCurve(exponent: 1)
+        #expect((0..<5).map { same.greyLevel(x: $0, y: 0) } == [0, 64, 128, 192, 255])
+    }
+}
