@@ -58,12 +58,12 @@ public struct OCRConfiguration: Sendable, Equatable {
     public var evenLight: Bool = true
     public var unevenLightSpread: Int = 60
     /// Darken the ink before reading documents: the grey page goes through the tone curve
-    /// `in^inkExponent` (levels as 0…1) before it is scaled, so thin, light strokes (faded thermal
+    /// `in^inkExponent` (levels as 0…1) after the light is evened out, so thin, light strokes (faded thermal
     /// receipts, JPEG-softened scans) survive Tesseract's binarisation; white and black stay as they
-    /// are. Only pages whose ink (its median grey level, 0 black … 255 white) is at least
-    /// ``darkenInkFromLevel`` are darkened; 0 darkens every page.
+    /// are. Pages whose paper is grainy or grey (its darkest tenth below ``darkenInkMinPaper``,
+    /// 0 black … 255 white) are left alone: the curve would turn that paper as dark as the print.
     public var darkenInk: Bool = true
-    public var darkenInkFromLevel: Int = 0
+    public var darkenInkMinPaper: Int = 200
     public var inkExponent: Double = 3
     /// In `document` mode, read single-column pages as one block (psm 6) and keep the full layout
     /// analysis (psm 3) for pages with columns side by side.
@@ -112,8 +112,8 @@ public struct OCRConfiguration: Sendable, Equatable {
         Setting(\.unevenLightSpread, variable: "QUIRE_OCR_UNEVEN_LIGHT_SPREAD", .integer(0...255),
                 help: "the paper-brightness spread (0…255) that counts as uneven"),
         Setting(\.darkenInk, variable: "QUIRE_OCR_INK", .onOff, help: "darken the ink (tone curve) so faint strokes survive binarisation"),
-        Setting(\.darkenInkFromLevel, variable: "QUIRE_OCR_INK_MIN_LEVEL", .integer(0...255),
-                help: "darken only pages whose ink's median grey level (0 black…255) is at least this"),
+        Setting(\.darkenInkMinPaper, variable: "QUIRE_OCR_INK_MIN_PAPER", .integer(0...255),
+                help: "darken only pages whose paper's darkest tenth is at least this grey (0 black…255)"),
         Setting(\.inkExponent, variable: "QUIRE_OCR_INK_EXPONENT", .number(1...4), help: "the tone curve's exponent (1: unchanged)"),
         Setting(\.chooseSegmentation, variable: "QUIRE_OCR_CHOOSE_SEGMENTATION", .onOff, help: "psm 6 for single-column documents, psm 3 for columns"),
         Setting(\.detectOrientation, variable: "QUIRE_OCR_ORIENTATION", .onOff, help: "check quarter turns of documents that read with low confidence"),

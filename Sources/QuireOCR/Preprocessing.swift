@@ -22,6 +22,13 @@ extension Recognizer {
         /// Where `image` begins in the upright page scaled for recognition (it was cropped to the
         /// text when that saved pixels), recognition pixels.
         var origin: (x: Int, y: Int) = (0, 0)
+        /// The tones of ink and paper measured on the probe (nil: not measured).
+        var tones: (ink: Int, paper: Int)?
+        /// The paper's brightness spread (``Image/backgroundSpread(tiles:)``), measured on the upright
+        /// page before it was scaled (nil: not measured).
+        var backgroundSpread: Int?
+        /// The page is unevenly lit: its ink is darkened after the light step, not before scaling.
+        var darkenInkAfterLight = false
     }
 
     /// A page ready for the engine, and how its pixels map back.
@@ -47,8 +54,8 @@ extension Recognizer {
         var columns: Bool?
         /// The box around the text, upright page at the uploaded resolution.
         var textBox: PixelBox?
-        /// The ink's median grey level (``Image/inkLevel()``).
-        var inkLevel: Int
+        /// The tones of ink and paper (``Image/tones()``).
+        var tones: (ink: Int, paper: Int)
         /// The full decode, when probing had to make one (JPEG is probed from a cheap reduced decode).
         var full: Image?
     }
@@ -78,17 +85,17 @@ extension Recognizer {
         let (turns, mirror) = EXIFOrientation.correction(for: exif)
         if turns != 0 { probe = try probe.rotated(quarterTurns: turns) }
         if mirror { probe = try probe.flippedHorizontally() }
-        let ink = try probe.inkLevel()
+        let tones = try probe.tones()
         let glyphs = try probe.glyphBoxes()
         let heights = glyphs.map(\.height).sorted()
-        guard heights.count >= 12 else { return Probe(inkLevel: ink, full: full) }
+        guard heights.count >= 12 else { return Probe(tones: tones, full: full) }
         let median = Double(heights[heights.count / 2])
         let text = Self.textBox(glyphs, glyphHeight: median).map { b in
             PixelBox(x: Int(Double(b.x) * uploadedPerProbe), y: Int(Double(b.y) * uploadedPerProbe),
                      width: Int((Double(b.width) * uploadedPerProbe).rounded(.up)), height: Int((Double(b.height) * uploadedPerProbe).rounded(.up)))
         }
         return Probe(glyphHeight: median * uploadedPerProbe, columns: Self.hasColumns(glyphs, glyphHeight: median), textBox: text,
-                     inkLevel: ink, full: full)
+                     tones: tones, full: full)
     }
 
     /// The box around the text: the glyphs of about the text's size (a title up to 4× larger, not
@@ -125,14 +132,14 @@ extension Recognizer {
             var decoded: Image?
             var columns: Bool?
             var textBox: PixelBox?
-            var inkLevel: Int?
+            var tones: (ink: Int, paper: Int)?
             if configuration.textScaling || configuration.chooseSegmentation || configuration.cropToText || configuration.darkenInk {
                 let started = Instant.now()
                 let measured = try probe(bytes, header: header, page: page, exif: exif)
                 decoded = measured.full
                 columns = measured.columns
                 textBox = measured.textBox
-                inkLevel = measured.inkLevel
+                tones = measured.tones
                 scale = configuration.textScaling ? textScale(glyphHeight: measured.glyphHeight, mode: mode) : 1
                 var parameters: [String: Double] = ["targetGlyphHeight": configuration.targetGlyphHeight, "ms": started.millisecondsSince]
                 if let height = measured.glyphHeight { parameters["glyphHeight"] = height }
@@ -152,15 +159,14 @@ extension Recognizer {
             }
             let fileDPI = image.resolution * reduction
             image = try image.grey()
-            // The ink is darkened before the page is enlarged (fewer pixels to map).
-            if mode == .document, configuration.darkenInk, let inkLevel {
-                let started = Instant.now()
-                let apply = inkLevel >= configuration.darkenInkFromLevel
-                if apply { image = try image.toneCurve(exponent: configuration.inkExponent) }
-                steps.append(.init(step: "ink", applied: apply, parameters: [
-                    "inkLevel": Double(inkLevel), "minInkLevel": Double(configuration.darkenInkFromLevel),
-                    "exponent": configuration.inkExponent, "ms": started.millisecondsSince,
-                ]))
+            // The light is measured once, here, on the page as uploaded. The ink is darkened before the
+            // page is enlarged: enlarged from darkened greys, thin strokes stay whole (the receipts' dates
+            // and totals found: 91% each, against 88% when darkened after enlarging).
+            let spread = configuration.evenLight ? try image.backgroundSpread() : nil
+            let uneven = spread.map { $0 >= configuration.unevenLightSpread } ?? false
+            var darkenLater = false
+            if mode == .document, configuration.darkenInk, let tones {
+                if uneven { darkenLater = true } else { try darkenInk(&image, tones: tones, steps: &steps) }
             }
             let uploadedWidth = Double(header.width)
             let factor = scale * uploadedWidth / Double(image.width)
@@ -188,7 +194,8 @@ extension Recognizer {
                 image.setResolution(declared > 0 ? Int((Double(declared) * actualScale).rounded()) : 0)
             }
             var prepared = Prepared(image: image, scale: actualScale, quarterTurns: turns, mirrored: mirror, toStored: toUpright.inverse,
-                                    steps: steps, columns: columns)
+                                    steps: steps, columns: columns, tones: tones, backgroundSpread: spread,
+                                    darkenInkAfterLight: darkenLater)
             // Documents are cropped to their text when that leaves out at least a fifth of the pixels.
             if mode == .document, configuration.cropToText, let box = textBox {
                 let x0 = max(0, Int(Double(box.x) * actualScale)), y0 = max(0, Int(Double(box.y) * actualScale))
@@ -259,7 +266,8 @@ extension Recognizer {
             }
             if configuration.evenLight {
                 let started = Instant.now()
-                let spread = try image.backgroundSpread()
+                let spread: Int
+                if let measured = prepared.backgroundSpread { spread = measured } else { spread = try image.backgroundSpread() }
                 let apply = spread >= configuration.unevenLightSpread
                 steps.append(.init(step: "light", applied: apply, parameters: [
                     "backgroundSpread": Double(spread), "minSpread": Double(configuration.unevenLightSpread), "ms": started.millisecondsSince,
@@ -269,11 +277,32 @@ extension Recognizer {
                     image.setResolution(dpi)
                 }
             }
+            // On an unevenly lit page the ink is darkened after the background is evened out (darkened
+            // first, the shadows turn as dark as the print).
+            if prepared.darkenInkAfterLight, let tones = prepared.tones {
+                try darkenInk(&image, tones: tones, steps: &steps)
+            }
             return PreparedPage(image: image, toPage: forward.inverse, toStored: toStored, size: size, quarterTurns: quarterTurns,
                                 deskewAngle: deskewAngle)
         } catch {
             throw Self.wire(error)
         }
+    }
+
+    /// Darkens the ink of `image` by the tone curve unless its paper is grainy or grey (the curve
+    /// would make the paper's darker tenth as dark as print), and records the step.
+    func darkenInk(_ image: inout Image, tones: (ink: Int, paper: Int), steps: inout [OCRResult.Step]) throws(ImageError) {
+        let started = Instant.now()
+        let apply = tones.paper >= configuration.darkenInkMinPaper
+        if apply {
+            let dpi = image.resolution
+            image = try image.toneCurve(exponent: configuration.inkExponent)
+            image.setResolution(dpi)
+        }
+        steps.append(.init(step: "ink", applied: apply, parameters: [
+            "inkLevel": Double(tones.ink), "paperLevel": Double(tones.paper), "minPaperLevel": Double(configuration.darkenInkMinPaper),
+            "exponent": configuration.inkExponent, "ms": started.millisecondsSince,
+        ]))
     }
 
     /// Tesseract's page segmentation for the mode; for documents, one block when the page has a single
@@ -409,7 +438,7 @@ extension Recognizer {
                 // Kept only when clearly better: a wrong turn reads garbage with a similar confidence.
                 if turned.3 >= confidence + configuration.orientationGain {
                     (page, recognized, renderings, confidence) = turned
-                    steps = steps.filter { $0.step == "scale" } + turnedSteps
+                    steps = prepared.steps + turnedSteps
                     parameters["rotation"] = Double(candidate * 90)
                     applied = true
                     break

@@ -69,9 +69,11 @@ enum ResultBuilder {
                             }))
                         if let c = word.confidence { confidences.append(c) }
                     }
-                    let lb = box(line.box)
+                    // Tesseract's line box can leave out a pixel of its words' boxes: a line covers its words.
+                    let lineBox = line.children.reduce(line.box) { $0.union($1.box) }
+                    let lb = box(lineBox)
                     lines.append(OCRResult.Line(
-                        text: clean(line.text), boundingBox: lb, polygon: polygon(line.box, lb), confidence: line.confidence,
+                        text: clean(line.text), boundingBox: lb, polygon: polygon(lineBox, lb), confidence: line.confidence,
                         languages: languages(line.children),
                         baseline: line.baseline.map { OCRResult.Baseline(start: point($0.x1, $0.y1), end: point($0.x2, $0.y2)) },
                         direction: page.writingDirection, words: words))

@@ -34,6 +34,12 @@ public enum PageSegmentation: Int32, Sendable, Codable {
 public struct PixelBox: Sendable, Equatable {
     public var x: Int, y: Int, width: Int, height: Int
     public init(x: Int, y: Int, width: Int, height: Int) { self.x = x; self.y = y; self.width = width; self.height = height }
+
+    /// The smallest box around this one and `other`.
+    public func union(_ other: PixelBox) -> PixelBox {
+        let x0 = min(x, other.x), y0 = min(y, other.y)
+        return PixelBox(x: x0, y: y0, width: max(x + width, other.x + other.width) - x0, height: max(y + height, other.y + other.height) - y0)
+    }
 }
 
 /// One element of the layout as Tesseract recognised it, at any level.

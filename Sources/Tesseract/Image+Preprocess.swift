@@ -50,19 +50,24 @@ extension Image {
         return counts
     }
 
-    /// How dark the ink is: the median grey level, 0 (black) … 255, of the pixels on the dark side
-    /// of Otsu's threshold. Faded thermal print reads about 100–180, laser print below 60.
-    public func inkLevel() throws(ImageError) -> Int {
+    /// The tones of ink and paper, 0 (black) … 255, split by Otsu's threshold. `ink`: the median
+    /// grey level of the dark side (faded thermal print reads about 100–180, laser print below 60).
+    /// `paper`: the level of the darkest tenth of the light side (clean paper about 210–255; grain,
+    /// grey paper or shadow lower).
+    public func tones() throws(ImageError) -> (ink: Int, paper: Int) {
         let grey = depth == 8 && pixGetColormap(pix) == nil ? self : try self.grey()
         let counts = try grey.histogram()
         let threshold = Self.otsu(counts)
-        let ink = counts[...threshold].reduce(0, +)
-        var seen = 0.0
-        for level in 0...threshold {
-            seen += counts[level]
-            if seen * 2 >= ink { return level }
+        func level(at share: Double, in range: ClosedRange<Int>) -> Int {
+            let total = counts[range].reduce(0, +)
+            var seen = 0.0
+            for level in range {
+                seen += counts[level]
+                if seen >= share * total { return level }
+            }
+            return range.upperBound
         }
-        return threshold
+        return (level(at: 0.5, in: 0...threshold), level(at: 0.1, in: min(255, threshold + 1)...255))
     }
 
     /// The grey image through the tone curve `out = in^exponent` (levels as 0…1): an exponent above 1

@@ -10,14 +10,18 @@ struct InkTests {
         return try Image.decode(bytes, format: .pnm)
     }
 
-    @Test("The ink level is the median grey of the pixels on the dark side of Otsu's threshold")
-    func inkLevel() throws {
+    @Test("Ink: the median grey on the dark side of Otsu's threshold; paper: the darkest tenth of the light side")
+    func tones() throws {
         // Faded thermal print: strokes of grey 140–160 on white paper.
         let faded = try Self.page(inkLevels: [140, 150, 150, 160, 150], paper: 95)
-        #expect(try faded.inkLevel() == 150)
+        #expect(try faded.tones().ink == 150)
+        #expect(try faded.tones().paper == 255)
         // Laser print: black strokes.
         let laser = try Self.page(inkLevels: [0, 10, 20, 10, 10], paper: 95)
-        #expect(try laser.inkLevel() == 10)
+        #expect(try laser.tones().ink == 10)
+        // Grainy paper: a fifth of it at grey 190.
+        let grainy = try Self.page(inkLevels: [0, 0, 0, 0, 0] + [UInt8](repeating: 190, count: 20), paper: 75)
+        #expect(try grainy.tones().paper == 190)
     }
 
     @Test("The tone curve in^3 darkens the mid greys and keeps black and white")

@@ -171,7 +171,7 @@ def test_azure_read_v2_says_low_exactly_for_low_confidence_words(quire_bin, stac
     d = oi.render_lines(["Clear words then", "gibberish", "end"], size=40)
     img = d.image.copy()
     box = (0, int(img.height * 0.38), img.width, int(img.height * 0.62))
-    img.paste(img.crop(box).filter(ImageFilter.GaussianBlur(3.2)), box)
+    img.paste(img.crop(box).filter(ImageFilter.GaussianBlur(4.5)), box)
     f = tmp_path / "smeared.png"
     img.save(f)
     result = validate_result(recognize(quire_bin, stack, f))
@@ -423,7 +423,7 @@ def test_overlay_marks_low_confidence_words_in_red(quire_bin, stack, tmp_path):
     d = oi.render_lines(["Clear words then", "gibberish", "end"], size=40)
     img = d.image.copy()
     box = (0, int(img.height * 0.38), img.width, int(img.height * 0.62))
-    img.paste(img.crop(box).filter(ImageFilter.GaussianBlur(3.2)), box)
+    img.paste(img.crop(box).filter(ImageFilter.GaussianBlur(4.5)), box)
     f = tmp_path / "smeared.png"
     img.save(f)
     out = tmp_path / "smeared-overlay.png"
