@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "QuireClient", targets: ["QuireClient"]),
         .library(name: "QuireStats", targets: ["QuireStats"]),
         .library(name: "QuireTokens", targets: ["QuireTokens"]),
+        .library(name: "QuireHTTP", targets: ["QuireHTTP"]),
     ],
     targets: [
         .systemLibrary(name: "CZeroMQ", providers: [.apt(["libzmq3-dev"])]),
@@ -24,9 +25,12 @@ let package = Package(
         .systemLibrary(name: "CSodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CHeif", providers: [.apt(["libheif-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
 
         .target(name: "QuireSupport"),
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
+        // HTTP on GNU libmicrohttpd: the exporter and the gateway serve through it.
+        .target(name: "QuireHTTP", dependencies: ["CMicroHTTPD"]),
         .target(name: "QuireWire"),
         .target(name: "QuireBroker", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport", "QuireStats", "QuireTokens", "CSQLite"]),
         .target(name: "QuireWorker", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport", "QuireStats"]),
@@ -50,6 +54,7 @@ let package = Package(
         ),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
+        .testTarget(name: "QuireHTTPTests", dependencies: ["QuireHTTP"]),
         .testTarget(name: "QuireWireTests", dependencies: ["QuireWire"]),
         .testTarget(name: "QuireBrokerTests", dependencies: ["QuireBroker", "QuireWire", "QuireStats", "QuireTokens", "ZeroMQ", "QuireSupport"]),
         .testTarget(name: "QuireStatsTests", dependencies: ["QuireStats", "QuireMonitor", "QuireSupport"]),
