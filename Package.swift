@@ -37,7 +37,7 @@ let package = Package(
         // Stats: the snapshot model, histogram and renderers (no sockets), and the monitoring tools
         // that subscribe to the broker's stats socket (terminal view, Prometheus exporter).
         .target(name: "QuireStats", dependencies: ["QuireSupport"]),
-        .target(name: "QuireMonitor", dependencies: ["QuireStats", "ZeroMQ", "QuireSupport"]),
+        .target(name: "QuireMonitor", dependencies: ["QuireStats", "ZeroMQ", "QuireSupport", "QuireHTTP"]),
         .target(name: "QuireClient", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport"]),
         .target(name: "QuireTokens", dependencies: ["CSodium", "QuireWire", "QuireSupport"]),
         .target(name: "Tesseract", dependencies: ["CTesseract", "CHeif"]),
@@ -57,7 +57,7 @@ let package = Package(
         .testTarget(name: "QuireHTTPTests", dependencies: ["QuireHTTP"]),
         .testTarget(name: "QuireWireTests", dependencies: ["QuireWire"]),
         .testTarget(name: "QuireBrokerTests", dependencies: ["QuireBroker", "QuireWire", "QuireStats", "QuireTokens", "ZeroMQ", "QuireSupport"]),
-        .testTarget(name: "QuireStatsTests", dependencies: ["QuireStats", "QuireMonitor", "QuireSupport"]),
+        .testTarget(name: "QuireStatsTests", dependencies: ["QuireStats", "QuireMonitor", "QuireSupport", "QuireHTTP"]),
         .testTarget(name: "QuireTokensTests", dependencies: ["QuireTokens", "QuireWire", "QuireSupport"]),
         .testTarget(name: "QuireOCRTests", dependencies: ["QuireOCR", "QuireWire", "Tesseract"]),
         .testTarget(name: "QuireBenchTests", dependencies: ["QuireBench"]),
