@@ -63,11 +63,35 @@ struct HTTPServerTests {
         }
     }
 
-    @Test("every interface: answers on 127.0.0.1 (and ::1 where there is IPv6)")
-    func wildcard() throws {
-        let server = try makeServer { $0.listen = ListenAddress(host: nil, port: 0) }
+    static let hasIPv6 = FileManager.default.fileExists(atPath: "/proc/net/if_inet6")
+
+    @Test("every interface (:PORT and [::]:PORT): answers on 127.0.0.1, and on ::1 where there is IPv6",
+          arguments: [nil, "::"] as [String?])
+    func wildcard(host: String?) throws {
+        if host == "::" && !Self.hasIPv6 { return }
+        let server = try makeServer { $0.listen = ListenAddress(host: host, port: 0) }
         defer { server.stop() }
-        #expect(try request(server.port, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")?.status == 200)
+        let client = try RawClient(port: server.port)
+        client.send("GET /echo HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(client.readResponse()?.status == 405)
+        if Self.hasIPv6 {
+            let v6 = try RawClient(port: server.port, host: "::1")
+            v6.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nv6")
+            let response = try #require(v6.readResponse())
+            #expect(response.text == "v6")
+            #expect(response.header("X-Client") == "::1")
+        }
+    }
+
+    @Test("one IPv6 address: [::1]:0")
+    func loopback6() throws {
+        guard Self.hasIPv6 else { return }
+        let server = try makeServer { $0.listen = ListenAddress(host: "::1", port: 0) }
+        defer { server.stop() }
+        let client = try RawClient(port: server.port, host: "::1")
+        client.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(client.readResponse()?.status == 200)
+        #expect(throws: (any Error).self) { try RawClient(port: server.port, host: "127.0.0.1") }
     }
 
     @Test("GET with a query, POST with a body, path parameters, HEAD")
