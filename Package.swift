@@ -17,7 +17,6 @@ let package = Package(
         .library(name: "QuireClient", targets: ["QuireClient"]),
         .library(name: "QuireStats", targets: ["QuireStats"]),
         .library(name: "QuireTokens", targets: ["QuireTokens"]),
-        .library(name: "QuireHTTP", targets: ["QuireHTTP"]),
     ],
     targets: [
         .systemLibrary(name: "CZeroMQ", providers: [.apt(["libzmq3-dev"])]),
