@@ -20,9 +20,10 @@ import Glibc
 ///
 /// **What clients cannot do.** Send a head over `maxHeaderBytes` (431) or a body over `maxBodyBytes`
 /// (413, without reading it when `Content-Length` says so), take longer than `requestTimeout` to send a
-/// request (cut off, 408 where that is safe), stay silent longer than `idleTimeoutSeconds`, open more than
-/// `maxConnections`. Malformed requests get libmicrohttpd's 400 (or 505 for other HTTP versions);
-/// a method that is not an upper-case token or a target that is not an absolute path gets 400 here.
+/// request (cut off, 408 where that is safe), stay silent longer than `idleTimeoutSeconds`, have more
+/// than `maxConnections` open (the rest wait to be accepted). Malformed requests get libmicrohttpd's
+/// 400 (505 for some versions other than 1.x); a method that is not an upper-case token or a target
+/// that is not an absolute path gets 400 here.
 public final class HTTPServer: Sendable {
     public let configuration: HTTPServerConfiguration
     /// The TCP port listened on: the one the kernel chose when the configuration said 0.
@@ -234,7 +235,8 @@ final class ServerCore: Sendable {
         guard traffic.known != 0, traffic.data_segments_out == 0, traffic.data_segments_in > 0 else { return }
         var byte: UInt8 = 0
         let peeked = recv(watch.fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
-        guard peeked > 0 || (peeked < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) else { return }  // gone, or broken
+        let code = errno
+        guard peeked > 0 || (peeked < 0 && (code == EAGAIN || code == EWOULDBLOCK)) else { return }  // gone, or broken
         let idle = idleTimeout > .zero && ContinuousClock.now - watch.opened >= idleTimeout
         let answer = idle ? Self.requestTimeoutResponse : Self.badRequestResponse
         answer.withUnsafeBytes { bytes in

@@ -8,7 +8,8 @@ public struct HTTPServerConfiguration: Sendable {
     /// libmicrohttpd's internal thread pool: each thread polls (epoll) its share of the connections
     /// and runs their handlers. A handler that blocks holds its thread; see ``HTTPServer``.
     public var threads: Int
-    /// Connections open at once; libmicrohttpd closes any over it at once.
+    /// Connections open at once. libmicrohttpd stops accepting at the limit: more wait in the kernel's
+    /// listen backlog until one closes (or their client gives up).
     public var maxConnections: Int
     /// Connections open at once from one client address; 0 is no limit (behind a proxy every
     /// client has the proxy's address).

@@ -21,7 +21,7 @@ public final class Exporter: Sendable {
     private let port = Atomic<Int>(0)
     private let scrape = Mutex(Scrape())
 
-    /// The most connections open at once; libmicrohttpd closes any more at once.
+    /// The most connections open at once; more wait in the listen backlog until one closes.
     static let maxConnections = 64
 
     /// What the SUB loop learned, for the HTTP threads.
