@@ -171,6 +171,8 @@ final class ServerCore: Sendable {
     private let startupMessages = Mutex<[String]?>([])
     private let connections = Mutex<[Int: Watch]>([:])
     private let watchdogStop = Atomic<Bool>(false)
+    /// Signalled by stopWatchdog() to cut the watchdog's pause short, and by the watchdog when it ends.
+    private let watchdogWake = DispatchSemaphore(value: 0)
     private let watchdogDone = DispatchSemaphore(value: 0)
     private let watchdogRunning = Atomic<Bool>(false)
 
@@ -265,8 +267,9 @@ final class ServerCore: Sendable {
         watchdogRunning.store(true, ordering: .releasing)
         let period = min(Duration.milliseconds(250), requestTimeout / 4)
         let thread = Thread { [self] in
+            let pause = Double(period.components.seconds) + Double(period.components.attoseconds) / 1e18
             while !watchdogStop.load(ordering: .acquiring) {
-                Thread.sleep(forTimeInterval: Double(period.components.seconds) + Double(period.components.attoseconds) / 1e18)
+                _ = watchdogWake.wait(timeout: .now() + pause)
                 sweep(now: ContinuousClock.now)
             }
             watchdogDone.signal()
@@ -278,6 +281,7 @@ final class ServerCore: Sendable {
     func stopWatchdog() {
         guard watchdogRunning.exchange(false, ordering: .acquiringAndReleasing) else { return }
         watchdogStop.store(true, ordering: .releasing)
+        watchdogWake.signal()
         watchdogDone.wait()
     }
 

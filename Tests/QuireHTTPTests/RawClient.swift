@@ -11,7 +11,7 @@ final class RawClient: @unchecked Sendable {
 
     init(port: Int, host: String = "127.0.0.1") throws {
         let v6 = host.contains(":")
-        fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EMFILE) }
         var rc: Int32
         if v6 {
@@ -92,7 +92,7 @@ final class RawClient: @unchecked Sendable {
 }
 
 /// A response as bytes on the wire.
-struct RawResponse {
+struct RawResponse: Sendable {
     var status: Int
     var headers: [(String, String)]
     var body: [UInt8]
@@ -140,4 +140,13 @@ func run(_ executable: String, _ arguments: [String]) -> String? {
     let data = output.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     return process.terminationStatus == 0 ? String(decoding: data, as: UTF8.self) : nil
+}
+
+/// Runs `body` on a thread of its own and waits for it without holding a thread of the cooperative
+/// pool (two threads on a two-core machine): waits of seconds here would starve other suites' tasks.
+/// Expectations stay in the test, on its task; only the waiting moves.
+func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
 }

@@ -133,16 +133,23 @@ struct TerminalViewTests {
 @Suite("Exporter HTTP")
 struct HTTPTests {
     /// The exporter's routes on a real server (libmicrohttpd), as `quire exporter` serves them.
-    func withExporter(_ body: (Int) throws -> Void) throws {
+    func withExporter(_ body: (Int) async throws -> Void) async throws {
         let configuration = Exporter.serverConfiguration(listen: ListenAddress(host: "127.0.0.1", port: 0), requestTimeout: 10_000)
         let server = try HTTPServer(configuration: configuration, handler: Exporter.router { "quire_up 1\n" }.handler)
         defer { server.stop() }
-        try body(server.port)
+        try await body(server.port)
     }
 
-    /// Sends `text` on a fresh connection and returns everything until the server closes.
-    func exchange(_ port: Int, _ text: [UInt8]) throws -> String {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    /// Sends `text` on a fresh connection and returns everything until the server closes, waiting on a
+    /// thread of its own (not one of the cooperative pool's two).
+    func exchange(_ port: Int, _ text: [UInt8]) async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try Self.exchangeNow(port, text) }) }.start()
+        }
+    }
+
+    static func exchangeNow(_ port: Int, _ text: [UInt8]) throws -> String {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -151,7 +158,7 @@ struct HTTPTests {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        try #require(connected == 0)
+        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         _ = text.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -170,28 +177,28 @@ struct HTTPTests {
     }
 
     @Test("request heads: complete, sloppy, malformed, too large")
-    func parse() throws {
-        try withExporter { port in
-            let answer1 = try exchange(port, Array("GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
+    func parse() async throws {
+        try await withExporter { port in
+            let answer1 = try await exchange(port, Array("GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
             #expect(status(answer1) == 200)
-            let answer2 = try exchange(port, Array("GET /metrics?x=1 HTTP/1.0\n\n".utf8))
+            let answer2 = try await exchange(port, Array("GET /metrics?x=1 HTTP/1.0\n\n".utf8))
             #expect(status(answer2) == 200)
             for bad in ["GARBAGE\r\n\r\n", "GET metrics HTTP/1.1\r\n\r\n", "GET /metrics HTTP/2\r\n\r\n", "get /metrics HTTP/1.1\r\n\r\n"] {
-                let answer3 = try exchange(port, Array(bad.utf8))
+                let answer3 = try await exchange(port, Array(bad.utf8))
                 #expect(status(answer3) == 400, "\(bad)")
             }
             // libmicrohttpd reads the request line on whitespace boundaries, as RFC 9112 §3 allows
             // (the hand-written parser said 400 to a double space).
-            let answer4 = try exchange(port, Array("GET  /metrics HTTP/1.1\r\nConnection: close\r\n\r\n".utf8))
+            let answer4 = try await exchange(port, Array("GET  /metrics HTTP/1.1\r\nConnection: close\r\n\r\n".utf8))
             #expect(status(answer4) == 200)
             // A head over 16 KiB (the hand-written server's limit too) is refused.
-            let answer5 = try exchange(port, Array("GET /\(String(repeating: "a", count: 16 * 1024)) HTTP/1.1\r\n\r\n".utf8))
+            let answer5 = try await exchange(port, Array("GET /\(String(repeating: "a", count: 16 * 1024)) HTTP/1.1\r\n\r\n".utf8))
             #expect(status(answer5) == 431)
         }
     }
 
     @Test("routing: GET /metrics 200, other paths 404, other methods 405")
-    func routing() throws {
+    func routing() async throws {
         let router = Exporter.router { "quire_up 1\n" }
         let ok = router.respond(to: HTTPRequest(method: "GET", path: "/metrics"))
         #expect(ok.status == 200)
@@ -201,11 +208,11 @@ struct HTTPTests {
         let post = router.respond(to: HTTPRequest(method: "POST", path: "/metrics"))
         #expect(post.status == 405)
         #expect(post.headers["Allow"] == "GET, HEAD")
-        try withExporter { port in
-            let wire = try exchange(port, Array("GET /metrics HTTP/1.1\r\nConnection: close\r\n\r\n".utf8))
+        try await withExporter { port in
+            let wire = try await exchange(port, Array("GET /metrics HTTP/1.1\r\nConnection: close\r\n\r\n".utf8))
             #expect(wire.hasPrefix("HTTP/1.1 200 OK\r\n"))
             #expect(wire.contains("Content-Length: 11\r\n"))
-            let head = try exchange(port, Array("HEAD /metrics HTTP/1.1\r\nConnection: close\r\n\r\n".utf8))
+            let head = try await exchange(port, Array("HEAD /metrics HTTP/1.1\r\nConnection: close\r\n\r\n".utf8))
             #expect(head.contains("Content-Length: 11\r\n"))
             #expect(!head.contains("quire_up"))
         }
