@@ -1,5 +1,6 @@
 # Quire: one image for every role. Compose services differ only in `command:` (broker, worker ocr,
-# worker token, exporter, and the client verbs).
+# worker token, exporter, and the client verbs). libmicrohttpd12 serves HTTP (exporter); Debian builds
+# it with GnuTLS, so TLS needs nothing more.
 #
 # From source (needs a registry for the official Swift image):
 #   docker build -t quire .
@@ -34,7 +35,8 @@ RUN set -eux; \
         export DEBIAN_FRONTEND=noninteractive; \
         apt-get update; \
         apt-get install -y --no-install-recommends \
-            libzmq3-dev libtesseract-dev libleptonica-dev libsodium-dev libsqlite3-dev libheif-dev; \
+            libzmq3-dev libtesseract-dev libleptonica-dev libsodium-dev libsqlite3-dev libheif-dev \
+            libmicrohttpd-dev; \
         rm -rf /var/lib/apt/lists/*; \
     fi
 WORKDIR /src
@@ -56,7 +58,7 @@ RUN set -eux; \
     packs=""; for l in $TESSERACT_LANGUAGES; do packs="$packs tesseract-ocr-$(echo "$l" | tr '_' '-' | tr 'A-Z' 'a-z')"; done; \
     apt-get update; \
     apt-get install -y --no-install-recommends \
-        libzmq5 libtesseract5 liblept5 libsodium23 libheif1 libsqlite3-0 $packs; \
+        libzmq5 libtesseract5 liblept5 libsodium23 libheif1 libsqlite3-0 libmicrohttpd12 $packs; \
     rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt /var/log/dpkg.log; \
     groupadd --system --gid 10001 quire; \
     useradd --system --uid 10001 --gid quire --home-dir /var/lib/quire --no-create-home \

@@ -27,9 +27,12 @@ let package = Package(
         .systemLibrary(name: "CSodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CHeif", providers: [.apt(["libheif-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
 
         .target(name: "QuireSupport"),
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
+        // HTTP on GNU libmicrohttpd: the exporter and the gateway serve through it.
+        .target(name: "QuireHTTP", dependencies: ["CMicroHTTPD"]),
         .target(name: "QuireWire"),
         // The broker verifies tokens (QuireJWT) and never links the issuing side (QuireTokens).
         .target(name: "QuireBroker", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport", "QuireStats", "QuireJWT", "CSQLite"]),
@@ -37,7 +40,7 @@ let package = Package(
         // Stats: the snapshot model, histogram and renderers (no sockets), and the monitoring tools
         // that subscribe to the broker's stats socket (terminal view, Prometheus exporter).
         .target(name: "QuireStats", dependencies: ["QuireSupport", "QuireWire"]),
-        .target(name: "QuireMonitor", dependencies: ["QuireStats", "ZeroMQ", "QuireSupport"]),
+        .target(name: "QuireMonitor", dependencies: ["QuireStats", "ZeroMQ", "QuireSupport", "QuireHTTP"]),
         .target(name: "QuireClient", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport"]),
         // Tokens, verifying side: the JWT format, JWKS, the verifier and its cache (what the broker links).
         .target(name: "QuireJWT", dependencies: ["CSodium", "QuireWire"]),
@@ -66,9 +69,10 @@ let package = Package(
         ),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
+        .testTarget(name: "QuireHTTPTests", dependencies: ["QuireHTTP"]),
         .testTarget(name: "QuireWireTests", dependencies: ["QuireWire"]),
         .testTarget(name: "QuireBrokerTests", dependencies: ["QuireBroker", "QuireWire", "QuireStats", "QuireJWT", "QuireTokens", "ZeroMQ", "QuireSupport"]),
-        .testTarget(name: "QuireStatsTests", dependencies: ["QuireStats", "QuireMonitor", "QuireSupport", "QuireWire"]),
+        .testTarget(name: "QuireStatsTests", dependencies: ["QuireStats", "QuireMonitor", "QuireSupport", "QuireWire", "QuireHTTP"]),
         .testTarget(name: "QuireTokensTests", dependencies: ["QuireTokens", "QuireJWT", "QuireWire", "QuireSupport"]),
         .testTarget(name: "QuireOCRTests", dependencies: ["QuireOCR", "QuireWire", "Tesseract"]),
         .testTarget(name: "QuireBenchTests", dependencies: ["QuireBench"]),
