@@ -28,6 +28,7 @@ enum ResultBuilder {
                 return .init(x: min(size.width, max(0, Int(p.x.rounded()))), y: min(size.height, max(0, Int(p.y.rounded()))))
             }
         }
+        let slack = max(2, Int((2 * scale).rounded(.up)))
         func point(_ x: Int, _ y: Int) -> OCRResult.Point {
             let p = toPage.apply(Double(x), Double(y))
             return .init(x: Int(p.x.rounded()), y: Int(p.y.rounded()))
@@ -69,8 +70,9 @@ enum ResultBuilder {
                             }))
                         if let c = word.confidence { confidences.append(c) }
                     }
-                    // Tesseract's line box can leave out a pixel of its words' boxes: a line covers its words.
-                    let lineBox = line.children.reduce(line.box) { $0.union($1.box) }
+                    // Tesseract's line box can leave out a pixel or two (uploaded) of its words' boxes: the
+                    // line is grown to cover them, not further (chi_sim's word boxes can be far off).
+                    let lineBox = line.children.reduce(line.box) { $0.covering($1.box, slack: slack) }
                     let lb = box(lineBox)
                     lines.append(OCRResult.Line(
                         text: clean(line.text), boundingBox: lb, polygon: polygon(lineBox, lb), confidence: line.confidence,

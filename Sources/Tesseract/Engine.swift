@@ -35,10 +35,15 @@ public struct PixelBox: Sendable, Equatable {
     public var x: Int, y: Int, width: Int, height: Int
     public init(x: Int, y: Int, width: Int, height: Int) { self.x = x; self.y = y; self.width = width; self.height = height }
 
-    /// The smallest box around this one and `other`.
-    public func union(_ other: PixelBox) -> PixelBox {
-        let x0 = min(x, other.x), y0 = min(y, other.y)
-        return PixelBox(x: x0, y: y0, width: max(x + width, other.x + other.width) - x0, height: max(y + height, other.y + other.height) - y0)
+    /// This box grown on each side where `other` sticks out of it by at most `slack` pixels.
+    public func covering(_ other: PixelBox, slack: Int) -> PixelBox {
+        func grow(_ mine: Int, _ theirs: Int, outward: Bool) -> Int {
+            let by = outward ? theirs - mine : mine - theirs
+            return by > 0 && by <= slack ? theirs : mine
+        }
+        let x0 = grow(x, other.x, outward: false), y0 = grow(y, other.y, outward: false)
+        let x1 = grow(x + width, other.x + other.width, outward: true), y1 = grow(y + height, other.y + other.height, outward: true)
+        return PixelBox(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
     }
 }
 
