@@ -166,14 +166,21 @@ def test_azure_read_v2_decodes_as_the_tutorial_does(quire_bin, stack, files, pag
         assert got["text"] == drawn.text and near(got["boundingBox"], flat(corners(drawn.box))), (got, drawn)
 
 
-def test_azure_read_v2_says_low_exactly_for_low_confidence_words(quire_bin, stack, tmp_path):
-    # One line smeared past reading: its word comes back with a low confidence, the others high.
+def smeared_page(tmp_path):
+    """Three lines, the middle one smeared past reading (blurred more than the ink step can undo):
+    its word comes back with a low confidence, the others high."""
     d = oi.render_lines(["Clear words then", "gibberish", "end"], size=40)
     img = d.image.copy()
     box = (0, int(img.height * 0.38), img.width, int(img.height * 0.62))
     img.paste(img.crop(box).filter(ImageFilter.GaussianBlur(4.5)), box)
     f = tmp_path / "smeared.png"
     img.save(f)
+    return f
+
+
+def test_azure_read_v2_says_low_exactly_for_low_confidence_words(quire_bin, stack, tmp_path):
+    # One line smeared past reading: its word comes back with a low confidence, the others high.
+    f = smeared_page(tmp_path)
     result = validate_result(recognize(quire_bin, stack, f))
     confidences = [w["confidence"] for b in result["pages"][0]["blocks"] for p in b["paragraphs"] for ln in p["lines"] for w in ln["words"]]
     assert any(c < 0.6 for c in confidences) and any(c >= 0.6 for c in confidences), confidences
@@ -420,12 +427,7 @@ def test_overlay_draws_the_boxes_on_the_upright_page(quire_bin, stack, files, pa
 
 
 def test_overlay_marks_low_confidence_words_in_red(quire_bin, stack, tmp_path):
-    d = oi.render_lines(["Clear words then", "gibberish", "end"], size=40)
-    img = d.image.copy()
-    box = (0, int(img.height * 0.38), img.width, int(img.height * 0.62))
-    img.paste(img.crop(box).filter(ImageFilter.GaussianBlur(4.5)), box)
-    f = tmp_path / "smeared.png"
-    img.save(f)
+    f = smeared_page(tmp_path)
     out = tmp_path / "smeared-overlay.png"
     result = recognize(quire_bin, stack, f, "--overlay", out)
     overlay = Image.open(out).convert("RGB")
