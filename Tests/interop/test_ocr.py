@@ -485,6 +485,23 @@ def test_degraded_scans(stack, kind):
             assert abs(slope - angle) < 1.0, "line %r: baseline slope %.2f°, page turned %.1f°" % (ln["text"], slope, angle)
 
 
+def test_ink_is_darkened_on_clean_paper_and_not_on_grainy_paper(stack):
+    """The `ink` step runs on a document whose paper is clean, with what it measured, and keeps off a
+    grainy scan, where the tone curve would turn the paper's grain as dark as the print."""
+    def ink_step(image):
+        doc = ocr(stack, {}, oi.png(image))
+        (step,) = [s for s in doc["metadata"]["steps"] if s["step"] == "ink"]
+        return step
+    clean = ink_step(oi.render_lines(SKEW_TEXT, "sans", 36).image)
+    assert clean["applied"] and clean["parameters"]["exponent"] == 3, clean
+    assert clean["parameters"]["inkLevel"] < 60 and clean["parameters"]["paperLevel"] >= 200, clean
+    grainy = ink_step(_degrade("noise").image)
+    assert not grainy["applied"] and grainy["parameters"]["paperLevel"] < grainy["parameters"]["minPaperLevel"], grainy
+    # Line mode has no ink step.
+    line = ocr(stack, {"mode": "line"}, oi.png(oi.render_lines(["Total 12.50"], "sans", 36).image))
+    assert "ink" not in [s["step"] for s in line["metadata"]["steps"]]
+
+
 def test_deskew_angle_reports_the_skew(stack):
     drawn = _degrade("skew+3")
     page = ocr(stack, {}, oi.png(drawn.image))["pages"][0]
