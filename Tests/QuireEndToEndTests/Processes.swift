@@ -52,17 +52,20 @@ final class QuireProcess: @unchecked Sendable {
     /// Waits until the log contains `text`; false at the deadline.
     func waitForLog(_ text: String, seconds: Double = 10) async -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
+        // The log is read once more after the deadline: on a loaded machine this task can be kept
+        // from running past the deadline while the line was written long before.
+        while true {
             if log.contains(text) { return true }
+            if Date() >= deadline { return false }
             try? await Task.sleep(for: .milliseconds(20))
         }
-        return false
     }
 
     /// The endpoint a broker logged when it bound.
     func boundEndpoint(seconds: Double = 10) async -> String? {
         let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
+        // Read once more after the deadline, as in `waitForLog`.
+        while true {
             for line in log.split(separator: "\n") where line.contains("broker listening") {
                 if let data = line.data(using: .utf8),
                    let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
@@ -70,9 +73,9 @@ final class QuireProcess: @unchecked Sendable {
                     return endpoint
                 }
             }
+            if Date() >= deadline { return nil }
             try? await Task.sleep(for: .milliseconds(20))
         }
-        return nil
     }
 }
 

@@ -3,7 +3,7 @@ import Testing
 
 /// Settings are declared once (flag, variable, default, range, help); the parser, the environment
 /// fallback, `--help` and the table in docs/configuration.md all come from the declarations.
-@Suite("Settings declared once")
+@Suite("Settings declared once", .serialized)
 struct SettingsTests {
     static let docsPage = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("docs/configuration.md")
