@@ -1,0 +1,269 @@
+"""`quire gateway`: the HTTP calls apps make to Google Cloud Vision and to the Firebase callable
+`annotateImage`, answered through the broker.
+
+Real processes: `quire broker` + `quire worker ocr` + `quire gateway` (once for the module). The
+Cloud Vision calls go through google-cloud-vision's own REST transport pointed at the gateway
+(anonymous credentials); the Firebase tutorial's call is replayed as raw HTTP. Bad input must get
+the imitated API's typed error, and the gateway must keep serving afterwards.
+Needs: PyPI google-cloud-vision, pillow.
+"""
+
+import base64
+import http.client as httpclient
+import io
+import json
+import socket
+import time
+
+import pytest
+
+import ocr_images as oi
+from conftest import Proc, free_port, wait_until
+from test_ocr import quire_bin, start_stack, zctx  # noqa: F401 (fixtures)
+
+LINES = ["Quire reads receipts", "and invoices too"]
+WORDS = " ".join(LINES).split()
+
+
+def _accepts(port):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+        return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def stack(quire_bin, zctx, tmp_path_factory):
+    log_dir = tmp_path_factory.mktemp("gateway-stack")
+    st = start_stack(zctx, log_dir, [
+        [quire_bin, "broker", "--bind", "{url}", "--stats", "off", "--data", str(log_dir / "data")],
+        [quire_bin, "worker", "ocr", "--broker", "{url}", "--threads", "1"],
+    ])
+    port = free_port()
+    gateway = Proc([quire_bin, "gateway", "--listen", "127.0.0.1:%d" % port, "--broker", st.url],
+                   log_dir / ("gateway-%d.log" % port))
+    try:
+        wait_until(lambda: not gateway.alive() or _accepts(port), 15, what="the gateway to listen")
+        assert gateway.alive(), gateway.log_tail()
+        st.gateway, st.port = gateway, port
+        yield st
+    finally:
+        gateway.stop()
+        for p in reversed(st.processes):
+            p.stop()
+
+
+@pytest.fixture(scope="module")
+def png():
+    buf = io.BytesIO()
+    oi.render_lines(LINES, size=40).image.save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def http(stack, method, path, body=None, headers=None, timeout=60):
+    """One request on a fresh connection: (status, headers, parsed JSON or raw bytes)."""
+    conn = httpclient.HTTPConnection("127.0.0.1", stack.port, timeout=timeout)
+    try:
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body).encode()
+            headers = dict({"Content-Type": "application/json"}, **(headers or {}))
+        conn.request(method, path, body=body, headers=headers or {})
+        r = conn.getresponse()
+        data = r.read()
+        try:
+            data = json.loads(data)
+        except ValueError:
+            pass
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, data
+    finally:
+        conn.close()
+
+
+def vision_client(stack):
+    from google.auth.credentials import AnonymousCredentials
+    from google.cloud import vision
+    return vision.ImageAnnotatorClient(credentials=AnonymousCredentials(), transport="rest",
+                                       client_options={"api_endpoint": "http://127.0.0.1:%d" % stack.port})
+
+
+def google_error(body, code, status):
+    assert set(body) == {"error"}, body
+    assert body["error"]["code"] == code, body
+    assert body["error"]["status"] == status, body
+    assert isinstance(body["error"]["message"], str) and body["error"]["message"], body
+    return body["error"]["message"]
+
+
+def serves(stack, png):
+    """The gateway still answers a good call after whatever came before."""
+    status, _, body = http(stack, "POST", "/v1/images:annotate", {"requests": [
+        {"image": {"content": base64.b64encode(png).decode()}, "features": [{"type": "TEXT_DETECTION"}]}]})
+    assert status == 200, body
+    assert body["responses"][0]["textAnnotations"][0]["description"].split() == WORDS
+    assert stack.gateway.alive()
+
+
+# ---------------------------------------------------------------------------
+# Cloud Vision v1 through Google's own client
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("feature", ["TEXT_DETECTION", "DOCUMENT_TEXT_DETECTION"])
+def test_google_client_reads_text_through_the_gateway(stack, png, feature):
+    from google.cloud import vision
+    client = vision_client(stack)
+    request = vision.AnnotateImageRequest(image=vision.Image(content=png),
+                                          features=[vision.Feature(type_=vision.Feature.Type[feature])])
+    reply = client.batch_annotate_images(requests=[request])
+    (r,) = reply.responses
+    assert not r.error.message
+    assert r.text_annotations[0].description.split() == WORDS
+    assert [a.description for a in r.text_annotations[1:]] == WORDS
+    assert r.full_text_annotation.text == r.text_annotations[0].description
+    words = ["".join(s.text for s in w.symbols) for b in r.full_text_annotation.pages[0].blocks
+             for p in b.paragraphs for w in p.words]
+    assert words == WORDS
+    confidences = [w.confidence for b in r.full_text_annotation.pages[0].blocks for p in b.paragraphs for w in p.words]
+    # DOCUMENT_TEXT_DETECTION has confidences; TEXT_DETECTION leaves them out, as Google does.
+    assert all(c > 0.5 for c in confidences) if feature == "DOCUMENT_TEXT_DETECTION" else all(c == 0 for c in confidences)
+
+
+def test_google_client_helper_and_language_hints(stack, png):
+    from google.cloud import vision
+    client = vision_client(stack)
+    r = client.text_detection(image=vision.Image(content=png), image_context=vision.ImageContext(language_hints=["en"]))
+    assert r.text_annotations[0].description.split() == WORDS
+    r = client.document_text_detection(image=vision.Image(content=png), image_context=vision.ImageContext(language_hints=[]))
+    assert r.full_text_annotation.text.split() == WORDS
+
+
+def test_google_client_gets_bad_request_for_an_image_url(stack, png):
+    from google.api_core import exceptions
+    from google.cloud import vision
+    client = vision_client(stack)
+    with pytest.raises(exceptions.BadRequest) as raised:
+        client.text_detection(image=vision.Image(source=vision.ImageSource(image_uri="https://example.com/a.png")))
+    assert "does not fetch" in str(raised.value)
+    serves(stack, png)
+
+
+# ---------------------------------------------------------------------------
+# Cloud Vision v1 as raw HTTP
+# ---------------------------------------------------------------------------
+
+def test_batch_answers_each_image_in_order_with_per_image_errors(stack, png):
+    content = base64.b64encode(png).decode()
+    status, headers, body = http(stack, "POST", "/v1/images:annotate", {"requests": [
+        {"image": {"content": content}, "features": [{"type": "DOCUMENT_TEXT_DETECTION"}], "imageContext": {"languageHints": []}},
+        {"image": {"content": base64.b64encode(b"not an image at all").decode()}, "features": [{"type": "TEXT_DETECTION"}]},
+        {"image": {"content": base64.urlsafe_b64encode(png).decode().rstrip("=")}, "features": [{"type": "TEXT_DETECTION", "maxResults": 5}]},
+    ]})
+    assert status == 200, body
+    assert headers["content-type"].startswith("application/json")
+    first, bad, third = body["responses"]
+    assert first["fullTextAnnotation"]["text"].split() == WORDS
+    assert set(bad) == {"error"} and bad["error"]["code"] == 3 and bad["error"]["message"]
+    assert third["textAnnotations"][0]["description"].split() == WORDS
+
+
+@pytest.mark.parametrize("body, words", [
+    (b"{not json", "Invalid JSON"),
+    (b'{"requests": [{"image": {"content": "%%%%"}, "features": [{"type": "TEXT_DETECTION"}]}]}', "Base64 decoding failed"),
+    (b'{"requests": [{"image": {"content": "aGVsbG8="}, "features": []}]}', "No feature"),
+    (b'{"requests": [{"image": {"content": "aGVsbG8="}, "features": [{"type": "LABEL_DETECTION"}]}]}', "text only"),
+    (b'{"requests": [{"image": {"source": {"imageUri": "http://example.com/x.png"}}, "features": [{"type": "TEXT_DETECTION"}]}]}',
+     "does not fetch"),
+    (b'{"requests": []}', "No requests"),
+    (b'{"requests": "nope"}', "Invalid JSON"),
+])
+def test_bad_input_gets_googles_400_and_the_gateway_keeps_serving(stack, png, body, words):
+    status, _, reply = http(stack, "POST", "/v1/images:annotate", body, {"Content-Type": "application/json"})
+    assert status == 400, reply
+    assert words in google_error(reply, 400, "INVALID_ARGUMENT")
+    serves(stack, png)
+
+
+def test_unknown_routes_and_methods_get_googles_404_and_405(stack, png):
+    status, _, body = http(stack, "GET", "/v1/nothing-here")
+    assert status == 404
+    google_error(body, 404, "NOT_FOUND")
+    status, headers, body = http(stack, "GET", "/v1/images:annotate")
+    assert status == 405
+    assert headers["allow"] == "POST"
+    google_error(body, 405, "NOT_FOUND")
+    serves(stack, png)
+
+
+def test_a_body_over_the_limit_gets_413(stack, png):
+    big = b'{"requests":[{"image":{"content":"' + b"A" * (17 << 20) + b'"}}]}'
+    conn = http_client_connection(stack)
+    try:
+        conn.putrequest("POST", "/v1/images:annotate")
+        conn.putheader("Content-Type", "application/json")
+        conn.putheader("Content-Length", str(len(big)))
+        conn.endheaders()
+        try:
+            conn.send(big)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the server answered before reading the body, and closed
+        r = conn.getresponse()
+        assert r.status == 413
+        google_error(json.loads(r.read()), 413, "INVALID_ARGUMENT")
+    finally:
+        conn.close()
+    serves(stack, png)
+
+
+def http_client_connection(stack):
+    return httpclient.HTTPConnection("127.0.0.1", stack.port, timeout=60)
+
+
+# ---------------------------------------------------------------------------
+# Firebase callable annotateImage (the tutorial's call, replayed)
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", ["/annotateImage", "/my-project/us-central1/annotateImage"])
+def test_firebase_tutorial_call_gets_the_callable_envelope(stack, png, path):
+    # The tutorial sends `features` as one object, not a list.
+    request = {"image": {"content": base64.b64encode(png).decode()}, "features": {"type": "TEXT_DETECTION"},
+               "imageContext": {"languageHints": ["en"]}}
+    status, headers, body = http(stack, "POST", path, {"data": request})
+    assert status == 200, body
+    assert headers["content-type"].startswith("application/json")
+    assert set(body) == {"result"}
+    full = body["result"]["fullTextAnnotation"]
+    assert full["text"].split() == WORDS
+    for page in full["pages"]:
+        for block in page["blocks"]:
+            for paragraph in block["paragraphs"]:
+                for word in paragraph["words"]:
+                    assert word["boundingBox"]["vertices"]
+                    for symbol in word["symbols"]:
+                        assert isinstance(symbol["text"], str) and symbol["boundingBox"]["vertices"]
+    words = ["".join(s["text"] for s in w["symbols"]) for b in full["pages"][0]["blocks"] for p in b["paragraphs"] for w in p["words"]]
+    assert words == WORDS
+
+
+def callable_error(body, status):
+    assert set(body) == {"error"}, body
+    assert body["error"]["status"] == status, body
+    assert body["error"]["message"], body
+    return body["error"]["message"]
+
+
+@pytest.mark.parametrize("body, headers, code, status, words", [
+    (b"{nope", {"Content-Type": "application/json"}, 400, "INVALID_ARGUMENT", "Bad Request"),
+    (b'{"image": {}}', {"Content-Type": "application/json"}, 400, "INVALID_ARGUMENT", "data"),
+    (b'{"data": {"image": {"content": "!!"}, "features": {"type": "TEXT_DETECTION"}}}', {"Content-Type": "application/json"},
+     400, "INVALID_ARGUMENT", "Base64"),
+    (b'{"data": {"image": {"source": {"imageUri": "gs://b/x.png"}}, "features": {"type": "TEXT_DETECTION"}}}',
+     {"Content-Type": "application/json"}, 400, "INVALID_ARGUMENT", "does not fetch"),
+    (b'{"data": {"image": {"content": "aGVsbG8="}, "features": {"type": "TEXT_DETECTION"}}}', {"Content-Type": "application/json"},
+     400, "INVALID_ARGUMENT", ""),
+    (b'{"data": {}}', {"Content-Type": "text/plain"}, 400, "INVALID_ARGUMENT", "Content-Type"),
+])
+def test_firebase_bad_input_gets_the_callable_error(stack, png, body, headers, code, status, words):
+    got, _, reply = http(stack, "POST", "/annotateImage", body, headers)
+    assert got == code, reply
+    assert words in callable_error(reply, status)
+    serves(stack, png)
