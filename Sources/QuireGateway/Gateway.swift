@@ -92,10 +92,11 @@ public struct GatewayFailure: Error, Sendable, Equatable {
 /// Reads one image: the gateway's only way to the workers (through the broker, in production).
 public typealias Recognizer = @Sendable (OCRCall) -> Result<OCRResult, GatewayFailure>
 
-/// `quire gateway`: an HTTP server that answers the calls apps make to Cloud Vision (and the
-/// Firebase callable `annotateImage`) by sending each image to the broker's `ocr` service as one more
-/// Majordomo client. The broker checks every request's token; the gateway passes `Authorization:
-/// Bearer` on and never looks inside it.
+/// `quire gateway`: an HTTP server that answers the calls apps make to Cloud Vision, the Firebase
+/// callable `annotateImage` (each image one `ocr` request, answered in the same HTTP exchange) and
+/// Azure Read 3.2/2.0 (each image a durable Titanic job, polled at its `Operation-Location`), as one
+/// more Majordomo client of the broker. The broker checks every request's token; the gateway passes
+/// `Authorization: Bearer` on and never looks inside it.
 public final class Gateway: Sendable {
     public let listen: String
     public let client: ClientConfiguration
@@ -126,15 +127,19 @@ public final class Gateway: Sendable {
     }
 
     /// Every route the gateway answers; what matches none gets Google's 404/405 body.
-    public static func router(recognize: @escaping Recognizer) -> HTTPRouter {
+    /// Paths under `/vision/` answer misses in Azure's shape, the rest in Google's.
+    public static func router(recognize: @escaping Recognizer, jobs: JobBackend = .none, https: Bool = false) -> HTTPRouter {
         var router = HTTPRouter()
         CloudVisionAPI.add(to: &router, recognize: recognize)
         FirebaseCallable.add(to: &router, recognize: recognize)
+        AzureAPI.add(to: &router, jobs: jobs, https: https)
         router.notFound = { request in
-            CloudVisionAPI.error(404, "The requested URL \(request.path) was not found on this server.")
+            if request.path.hasPrefix("/vision/") { return AzureAPI.error(404, "NotFound", "Resource not found: \(request.path).") }
+            return CloudVisionAPI.error(404, "The requested URL \(request.path) was not found on this server.")
         }
         router.methodNotAllowed = { request, allowed in
-            var response = CloudVisionAPI.error(405, "Method \(request.method) is not allowed for \(request.path); use \(allowed.joined(separator: ", ")).")
+            let message = "Method \(request.method) is not allowed for \(request.path); use \(allowed.joined(separator: ", "))."
+            var response = request.path.hasPrefix("/vision/") ? AzureAPI.error(405, "MethodNotAllowed", message) : CloudVisionAPI.error(405, message)
             response.headers.set("Allow", allowed.joined(separator: ", "))
             return response
         }
@@ -173,7 +178,7 @@ public final class Gateway: Sendable {
         let server = try HTTPServer(configuration: Self.serverConfiguration(listen: address, tls: tls),
                                     log: { logger.debug("http", metadata: ["detail": $0]) },
                                     rejection: Self.rejection,
-                                    handler: Self.router(recognize: recognize).handler)
+                                    handler: Self.router(recognize: recognize, jobs: .titanic(client), https: tls != nil).handler)
         logger.notice("gateway listening", metadata: ["listen": listen, "port": String(server.port), "broker": self.client.broker,
                                                       "tls": tls == nil ? "off" : "on"])
         onListening(server.port)

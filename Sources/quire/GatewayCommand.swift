@@ -11,12 +11,13 @@ enum GatewayCommand {
     static let tlsKey = Option("tls-key", variable: "QUIRE_GATEWAY_TLS_KEY", .string("FILE"), help: "the PEM private key of --tls-cert")
 
     static let command = Command(
-        "gateway", listing: ("gateway", "answer Cloud Vision and Firebase annotateImage calls over HTTP"),
+        "gateway", listing: ("gateway", "answer Cloud Vision, Firebase annotateImage and Azure Read calls over HTTP"),
         usage: "quire gateway [options]",
         discussion: """
-            An HTTP front for apps written against Google Cloud Vision: POST /v1/images:annotate and the
-            Firebase callable annotateImage (POST /annotateImage, /{project}/{region}/annotateImage).
-            Each image goes to the broker's 'ocr' service as one more client; an 'Authorization: Bearer
+            An HTTP front for apps written against Google Cloud Vision (POST /v1/images:annotate), the
+            Firebase callable annotateImage (POST /annotateImage, /{project}/{region}/annotateImage) and
+            Azure Read 3.2 and 2.0 (POST /vision/v3.2/read/analyze, /vision/v2.0/read/core/asyncBatchAnalyze,
+            then GET the Operation-Location; durable jobs: the broker needs --data). Each image goes to the broker's 'ocr' service as one more client; an 'Authorization: Bearer
             TOKEN' header is passed on as the request's token, which the broker checks. Image URLs are
             not fetched. Stops on SIGTERM or SIGINT. See docs/gateway.md.
             """,

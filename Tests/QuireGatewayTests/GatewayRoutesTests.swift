@@ -108,3 +108,39 @@ struct GatewayRoutesTests {
         #expect(String(decoding: wrong.body, as: UTF8.self).contains(#""status":"NOT_FOUND""#))
     }
 }
+
+/// The async Azure routes over a fake job store.
+@Suite("Gateway Azure routes")
+struct GatewayAzureTests {
+    static let id = "0123456789abcdef0123456789abcdef"
+
+    func router(_ state: JobState?) -> HTTPRouter {
+        let jobs = JobBackend(submit: { _ in .success(Self.id) }, poll: { id, _ in .success(id == Self.id ? state : nil) })
+        return Gateway.router(recognize: { _ in .failure(GatewayFailure(.internal, "unused")) }, jobs: jobs)
+    }
+
+    @Test("202 and Operation-Location on the request's host, for 3.2 and 2.0")
+    func submit() {
+        let r = router(nil)
+        for (path, location) in [("/vision/v3.2/read/analyze", "/vision/v3.2/read/analyzeResults/"),
+                                 ("/vision/v2.0/read/core/asyncBatchAnalyze", "/vision/v2.0/read/operations/")] {
+            let response = r.respond(to: HTTPRequest(method: "POST", path: path,
+                                                     headers: ["Host": "ocr.example:8080", "Content-Type": "application/octet-stream"], body: [1, 2, 3]))
+            #expect(response.status == 202)
+            #expect(response.headers["Operation-Location"] == "http://ocr.example:8080" + location + Self.id)
+        }
+    }
+
+    @Test("the phases in each version's spelling; an unknown id is Azure's 404")
+    func poll() throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let r = router(JobState(phase: .queued, created: now, updated: now))
+        let v3 = r.respond(to: HTTPRequest(method: "GET", path: "/vision/v3.2/read/analyzeResults/" + Self.id))
+        #expect(String(decoding: v3.body, as: UTF8.self).contains(#""status":"notStarted""#))
+        let v2 = r.respond(to: HTTPRequest(method: "GET", path: "/vision/v2.0/read/operations/" + Self.id))
+        #expect(String(decoding: v2.body, as: UTF8.self) == #"{"status":"NotStarted"}"#)
+        let missing = r.respond(to: HTTPRequest(method: "GET", path: "/vision/v3.2/read/analyzeResults/ffff"))
+        #expect(missing.status == 404)
+        #expect(String(decoding: missing.body, as: UTF8.self).contains(#""code":"NotFound""#))
+    }
+}

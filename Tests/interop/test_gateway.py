@@ -12,6 +12,7 @@ import base64
 import http.client as httpclient
 import io
 import json
+import os
 import socket
 import time
 
@@ -267,3 +268,217 @@ def test_firebase_bad_input_gets_the_callable_error(stack, png, body, headers, c
     assert got == code, reply
     assert words in callable_error(reply, status)
     serves(stack, png)
+
+
+# ---------------------------------------------------------------------------
+# Azure Read 3.2 through the Computer Vision SDK, over durable jobs
+# ---------------------------------------------------------------------------
+
+def azure_client(stack):
+    from azure.cognitiveservices.vision.computervision import ComputerVisionClient
+    from msrest.authentication import CognitiveServicesCredentials
+    return ComputerVisionClient("http://127.0.0.1:%d" % stack.port, CognitiveServicesCredentials("not-checked"))
+
+
+def test_azure_sdk_reads_through_read_and_get_read_result(stack, png):
+    from azure.cognitiveservices.vision.computervision.models import OperationStatusCodes
+    client = azure_client(stack)
+    raw = client.read_in_stream(io.BytesIO(png), language="en", raw=True)
+    location = raw.headers["Operation-Location"]
+    assert location.startswith("http://127.0.0.1:%d/vision/v3.2/read/analyzeResults/" % stack.port), location
+    operation_id = location.split("/")[-1]
+    statuses = []
+    deadline = time.monotonic() + 60
+    while True:
+        result = client.get_read_result(operation_id)
+        statuses.append(result.status)
+        if result.status not in (OperationStatusCodes.not_started, OperationStatusCodes.running):
+            break
+        assert time.monotonic() < deadline, statuses
+        time.sleep(0.2)
+    assert result.status == OperationStatusCodes.succeeded, statuses
+    assert result.created_date_time and result.last_updated_date_time
+    (page,) = result.analyze_result.read_results
+    assert [line.text for line in page.lines] == LINES
+    assert [w.text for line in page.lines for w in line.words] == WORDS
+    assert all(len(line.bounding_box) == 8 for line in page.lines)
+    # Another poll (another app with the operation URL) gets the same result: it is a durable job.
+    again = client.get_read_result(operation_id)
+    assert [line.text for line in again.analyze_result.read_results[0].lines] == LINES
+
+
+def test_azure_sdk_read_with_a_url_gets_azures_error(stack, png):
+    from azure.cognitiveservices.vision.computervision.models import ComputerVisionOcrErrorException
+    client = azure_client(stack)
+    # The SDK raises its typed exception; the body is Azure 3.2's {"error":{"code","message"}} (the
+    # SDK's older ComputerVisionOcrError model reads top-level fields, so the body is checked as sent).
+    with pytest.raises(ComputerVisionOcrErrorException) as raised:
+        client.read("https://example.com/receipt.jpg", raw=True)
+    assert raised.value.response.status_code == 400
+    body = raised.value.response.json()
+    azure_error(body, "InvalidImageUrl")
+    assert "does not fetch" in body["error"]["message"]
+    with pytest.raises(ComputerVisionOcrErrorException) as raised:
+        client.get_read_result("0123456789abcdef0123456789abcdef")
+    assert raised.value.response.status_code == 404
+    azure_error(raised.value.response.json(), "NotFound")
+    serves(stack, png)
+
+
+def azure_error(body, code):
+    assert set(body) == {"error"}, body
+    assert body["error"]["code"] == code, body
+    assert body["error"]["message"], body
+
+
+@pytest.mark.parametrize("path", ["/vision/v3.2/read/analyze", "/vision/v2.0/read/core/asyncBatchAnalyze"])
+def test_azure_bad_input_gets_azures_error(stack, png, path):
+    status, _, body = http(stack, "POST", path, {"url": "https://example.com/a.png"})
+    assert status == 400
+    azure_error(body, "InvalidImageUrl")
+    status, _, body = http(stack, "POST", path, b"{nope", {"Content-Type": "application/json"})
+    assert status == 400
+    azure_error(body, "InvalidRequest")
+    status, _, body = http(stack, "POST", path, b"", {"Content-Type": "application/octet-stream"})
+    assert status == 400
+    azure_error(body, "InvalidImage")
+    status, _, body = http(stack, "POST", path, b"x=1", {"Content-Type": "application/x-www-form-urlencoded"})
+    assert status == 415
+    azure_error(body, "UnsupportedMediaType")
+    status, _, body = http(stack, "GET", path)
+    assert status == 405
+    azure_error(body, "MethodNotAllowed")
+    status, _, body = http(stack, "GET", "/vision/v3.2/nothing")
+    assert status == 404
+    azure_error(body, "NotFound")
+    serves(stack, png)
+
+
+def test_azure_job_of_a_non_image_fails(stack):
+    status, headers, _ = http(stack, "POST", "/vision/v3.2/read/analyze", b"not an image", {"Content-Type": "application/octet-stream"})
+    assert status == 202
+    path = "/" + headers["operation-location"].split("/", 3)[3]
+    deadline = time.monotonic() + 60
+    while True:
+        status, _, body = http(stack, "GET", path)
+        assert status == 200, body
+        if body["status"] not in ("notStarted", "running"):
+            break
+        assert time.monotonic() < deadline, body
+        time.sleep(0.2)
+    assert body["status"] == "failed"
+    assert "analyzeResult" not in body
+
+
+# ---------------------------------------------------------------------------
+# Azure Read 2.0: the iOS tutorial's calls, replayed
+# ---------------------------------------------------------------------------
+
+def test_read_20_tutorial_flow_decodes_into_its_types(stack, png):
+    status, headers, body = http(stack, "POST", "/vision/v2.0/read/core/asyncBatchAnalyze?mode=Printed", png,
+                                 {"Content-Type": "application/octet-stream", "Ocp-Apim-Subscription-Key": "not-checked"})
+    assert status == 202, body
+    location = headers["operation-location"]
+    prefix = "http://127.0.0.1:%d/vision/v2.0/read/operations/" % stack.port
+    assert location.startswith(prefix), location
+    path = location[len("http://127.0.0.1:%d" % stack.port):]
+    deadline = time.monotonic() + 60
+    while True:
+        status, _, body = http(stack, "GET", path)
+        assert status == 200, body
+        assert body["status"] in ("NotStarted", "Running", "Succeeded"), body
+        if body["status"] == "Succeeded":
+            break
+        assert set(body) == {"status"}, body
+        assert time.monotonic() < deadline, body
+        time.sleep(0.2)
+    # The tutorial's Codable structs: boundingBox [Int], a word's confidence String? ("Low" or absent).
+    for result in body["recognitionResults"]:
+        assert result["unit"] == "pixel"
+        for line in result["lines"]:
+            for item in [line] + line["words"]:
+                assert len(item["boundingBox"]) == 8 and all(type(v) is int for v in item["boundingBox"])
+            for word in line["words"]:
+                assert set(word) <= {"boundingBox", "text", "confidence"}, word
+                assert word.get("confidence", "Low") == "Low", word
+    assert [line["text"] for line in body["recognitionResults"][0]["lines"]] == LINES
+    status, _, body = http(stack, "GET", "/vision/v2.0/read/operations/ffffffffffffffffffffffffffffffff")
+    assert status == 404
+    azure_error(body, "NotFound")
+
+
+# ---------------------------------------------------------------------------
+# Credentials: a bearer token goes to the broker, which checks it
+# ---------------------------------------------------------------------------
+
+@pytest.fixture
+def auth_stack(quire_bin, ctx, start_broker, procs, tmp_path):
+    import subprocess
+    from conftest import wait_service
+    data = tmp_path / "tokens"
+    added = subprocess.run([quire_bin, "clients", "add", "capture", "--scope", "ocr", "--json", "--data", str(data)],
+                           capture_output=True, timeout=60, env=dict(os.environ, XDG_DATA_HOME=str(tmp_path / "xdg")))
+    assert added.returncode == 0, added.stderr
+    client = json.loads(added.stdout)
+    broker = start_broker(data=str(tmp_path / "jobs"), auth="on")
+    procs.append(Proc([quire_bin, "worker", "token", "--broker", broker.url, "--data", str(data)], tmp_path / "token.log"))
+    procs.append(Proc([quire_bin, "worker", "ocr", "--broker", broker.url, "--threads", "1"], tmp_path / "ocr.log"))
+    wait_service(ctx, broker.url, b"auth.token")
+    wait_service(ctx, broker.url, b"ocr", timeout=30)
+    port = free_port()
+    gateway = Proc([quire_bin, "gateway", "--listen", "127.0.0.1:%d" % port, "--broker", broker.url], tmp_path / "gateway.log")
+    procs.append(gateway)
+    wait_until(lambda: not gateway.alive() or _accepts(port), 15, what="the gateway to listen")
+    assert gateway.alive(), gateway.log_tail()
+    from conftest import call, new_dealer
+    s = new_dealer(ctx, broker.url)
+    try:
+        reply = call(s, "mdp02", b"auth.token", json.dumps(dict(grant_type="client_credentials", client_id=client["client_id"],
+                                                                 client_secret=client["client_secret"], scope="ocr")).encode(),
+                     timeout=10)
+    finally:
+        s.close()
+    token = json.loads(reply[-1][0])["access_token"]
+
+    class AuthStack:
+        pass
+    st = AuthStack()
+    st.port, st.gateway, st.token = port, gateway, token
+    return st
+
+
+def test_a_bearer_token_is_checked_by_the_broker_on_every_route(auth_stack, png):
+    st = auth_stack
+    content = base64.b64encode(png).decode()
+    annotate = {"requests": [{"image": {"content": content}, "features": [{"type": "TEXT_DETECTION"}]}]}
+    callable_body = {"data": {"image": {"content": content}, "features": {"type": "TEXT_DETECTION"}}}
+    for headers in ({}, {"Authorization": "Bearer not.a.token"}):
+        status, _, body = http(st, "POST", "/v1/images:annotate", annotate, headers)
+        assert status == 401, body
+        google_error(body, 401, "UNAUTHENTICATED")
+        status, _, body = http(st, "POST", "/annotateImage", callable_body, headers)
+        assert status == 401, body
+        callable_error(body, "UNAUTHENTICATED")
+        status, _, body = http(st, "POST", "/vision/v3.2/read/analyze", png, dict(headers, **{"Content-Type": "application/octet-stream"}))
+        assert status == 401, body
+        azure_error(body, "Unauthorized")
+    good = {"Authorization": "Bearer " + st.token}
+    status, _, body = http(st, "POST", "/v1/images:annotate", annotate, good)
+    assert status == 200, body
+    assert body["responses"][0]["textAnnotations"][0]["description"].split() == WORDS
+    status, _, body = http(st, "POST", "/annotateImage", callable_body, good)
+    assert status == 200, body
+    status, headers, body = http(st, "POST", "/vision/v3.2/read/analyze", png, dict(good, **{"Content-Type": "application/octet-stream"}))
+    assert status == 202, body
+    path = "/" + headers["operation-location"].split("/", 3)[3]
+    status, _, body = http(st, "GET", path)
+    assert status == 401, body  # polling needs a token too
+    deadline = time.monotonic() + 60
+    while True:
+        status, _, body = http(st, "GET", path, headers=good)
+        assert status == 200, body
+        if body["status"] not in ("notStarted", "running"):
+            break
+        assert time.monotonic() < deadline, body
+        time.sleep(0.2)
+    assert body["status"] == "succeeded", body
