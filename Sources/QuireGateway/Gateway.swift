@@ -24,16 +24,20 @@ public struct OCRCall: Sendable, Equatable {
     }
 
     /// The `ocr` request's JSON frame (`proto-json/ocr-request.schema.json`).
-    var requestFrame: [UInt8] {
+    var requestFrame: [UInt8] { requestFrame(job: nil) }
+
+    /// The frame with the Titanic options in `job` (`proto-json/titanic-options.schema.json`).
+    func requestFrame(job: JobOptions?) -> [UInt8] {
         struct Frame: Encodable {
             var mode: String
             var languages: [String]?
             var token: String?
+            var job: JobOptions?
         }
         let hints = languages.flatMap { $0.isEmpty ? nil : $0 }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? Array(encoder.encode(Frame(mode: mode, languages: hints, token: token)))) ?? Array(#"{"mode":"document"}"#.utf8)
+        return (try? Array(encoder.encode(Frame(mode: mode, languages: hints, token: token, job: job)))) ?? Array(#"{"mode":"document"}"#.utf8)
     }
 }
 
@@ -157,6 +161,7 @@ public final class Gateway: Sendable {
             throw HTTPServerError(.invalidAddress, "expected [HOST]:PORT such as :8080", address: listen)
         }
         let client = try QuireClient(configuration: self.client)
+        defer { Self.blocking { await client.close() } }
         let logger = self.logger
         let recognize: Recognizer = { call in
             Self.blocking {
@@ -184,7 +189,6 @@ public final class Gateway: Sendable {
         onListening(server.port)
         while !stopRequested.load(ordering: .acquiring) { stopSignal.wait() }
         server.stop()
-        Self.blocking { await client.close() }
         logger.notice("gateway stopped")
     }
 

@@ -45,7 +45,9 @@ public struct JobBackend: Sendable {
         JobBackend(submit: { call in
             Gateway.blocking {
                 do {
-                    let frames = try await client.request(service: Titanic.request, body: [Array("ocr".utf8), call.requestFrame, call.image])
+                    // The client resends after a timeout (Lazy Pirate); the key makes a resend the same job.
+                    let job = JobOptions(idempotencyKey: "quire-gateway-" + UUID().uuidString.lowercased())
+                    let frames = try await client.request(service: Titanic.request, body: [Array("ocr".utf8), call.requestFrame(job: job), call.image])
                     switch reply(frames) {
                     case .success(let rest):
                         guard let id = rest.first.map({ String(decoding: $0, as: UTF8.self) }), Titanic.isJobID(id) else {
