@@ -482,3 +482,37 @@ def test_a_bearer_token_is_checked_by_the_broker_on_every_route(auth_stack, png)
         assert time.monotonic() < deadline, body
         time.sleep(0.2)
     assert body["status"] == "succeeded", body
+
+
+# ---------------------------------------------------------------------------
+# HTTPS
+# ---------------------------------------------------------------------------
+
+def test_https_with_tls_cert_and_key(quire_bin, stack, png, tmp_path):
+    import ssl
+    import subprocess
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    made = subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                           "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1"],
+                          capture_output=True, timeout=60)
+    assert made.returncode == 0, made.stderr
+    port = free_port()
+    gateway = Proc([quire_bin, "gateway", "--listen", "127.0.0.1:%d" % port, "--broker", stack.url,
+                    "--tls-cert", str(cert), "--tls-key", str(key)], tmp_path / "gateway-tls.log")
+    try:
+        wait_until(lambda: not gateway.alive() or _accepts(port), 15, what="the TLS gateway to listen")
+        assert gateway.alive(), gateway.log_tail()
+        context = ssl.create_default_context(cafile=str(cert))
+        context.check_hostname = False
+        conn = httpclient.HTTPSConnection("127.0.0.1", port, timeout=60, context=context)
+        try:
+            conn.request("POST", "/vision/v3.2/read/analyze", body=png, headers={"Content-Type": "application/octet-stream"})
+            r = conn.getresponse()
+            r.read()
+            assert r.status == 202
+            assert r.getheader("Operation-Location").startswith("https://127.0.0.1:%d/vision/v3.2/read/analyzeResults/" % port)
+        finally:
+            conn.close()
+    finally:
+        gateway.stop()
+    assert gateway.p.returncode == 0, gateway.log_tail()
