@@ -15,11 +15,13 @@ enum GatewayCommand {
         usage: "quire gateway [options]",
         discussion: """
             An HTTP front for apps written against Google Cloud Vision (POST /v1/images:annotate), the
-            Firebase callable annotateImage (POST /annotateImage, /{project}/{region}/annotateImage) and
-            Azure Read 3.2 and 2.0 (POST /vision/v3.2/read/analyze, /vision/v2.0/read/core/asyncBatchAnalyze,
-            then GET the Operation-Location; durable jobs: the broker needs --data). Each image goes to the broker's 'ocr' service as one more client; an 'Authorization: Bearer
-            TOKEN' header is passed on as the request's token, which the broker checks. Image URLs are
-            not fetched. Stops on SIGTERM or SIGINT. See docs/gateway.md.
+            Firebase callable annotateImage (POST /annotateImage, /{project}/{region}/annotateImage)
+            and Azure Read 3.2 and 2.0 (POST /vision/v3.2/read/analyze or
+            /vision/v2.0/read/core/asyncBatchAnalyze, then GET the Operation-Location; these are
+            durable jobs, so the broker needs --data). Each image goes to the broker's 'ocr' service
+            as one more client; an 'Authorization: Bearer TOKEN' header is passed on as the request's
+            token, which the broker checks. Image URLs are not fetched. Stops on SIGTERM or SIGINT.
+            See docs/gateway.md.
             """,
         groups: [OptionGroup(options: [listen.info, tlsCert.info, tlsKey.info]), ClientOptions.group(), OptionGroup(options: CurveOptions.clientGroup.options)],
         run: run)
