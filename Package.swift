@@ -41,6 +41,7 @@ let package = Package(
         // that subscribe to the broker's stats socket (terminal view, Prometheus exporter).
         .target(name: "QuireStats", dependencies: ["QuireSupport", "QuireWire"]),
         .target(name: "QuireMonitor", dependencies: ["QuireStats", "ZeroMQ", "QuireSupport", "QuireHTTP"]),
+        .target(name: "QuireGateway", dependencies: ["QuireClient", "QuireFormats", "QuireHTTP", "QuireWire", "QuireSupport"]),
         .target(name: "QuireClient", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport"]),
         // Tokens, verifying side: the JWT format, JWKS, the verifier and its cache (what the broker links).
         .target(name: "QuireJWT", dependencies: ["CSodium", "QuireWire"]),
@@ -65,11 +66,12 @@ let package = Package(
         .executableTarget(
             name: "quire",
             dependencies: ["QuireBroker", "QuireWorker", "QuireClient", "QuireWire", "QuireSupport", "ZeroMQ", "QuireBench", "QuireOCR",
-                           "QuireStats", "QuireMonitor", "QuireTokens", "QuireJWT", "QuireStack", "QuireFormats"]
+                           "QuireStats", "QuireMonitor", "QuireTokens", "QuireJWT", "QuireStack", "QuireFormats", "QuireGateway"]
         ),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "QuireHTTPTests", dependencies: ["QuireHTTP"]),
+        .testTarget(name: "QuireGatewayTests", dependencies: ["QuireGateway", "QuireHTTP", "QuireWire"]),
         .testTarget(name: "QuireWireTests", dependencies: ["QuireWire"]),
         .testTarget(name: "QuireBrokerTests", dependencies: ["QuireBroker", "QuireWire", "QuireStats", "QuireJWT", "QuireTokens", "ZeroMQ", "QuireSupport"]),
         .testTarget(name: "QuireStatsTests", dependencies: ["QuireStats", "QuireMonitor", "QuireSupport", "QuireWire", "QuireHTTP"]),

@@ -9,7 +9,7 @@ enum Commands {
         BrokerCommand.command, UpCommand.command, WorkerCommand.command, RecognizeCommand.command, JobCommands.submit, JobCommands.result,
         JobCommands.status, JobCommands.cancel, JobCommands.close, CallCommand.command, TokenCommand.command, ClientsCommand.command,
         KeysCommand.command, BenchCommand.command, BenchTokensCommand.command, BenchOCRCommand.command, BenchJobsCommand.command,
-        StatsCommand.command, ExporterCommand.command,
+        StatsCommand.command, ExporterCommand.command, GatewayCommand.command,
     ]
 
     static var usage: String {

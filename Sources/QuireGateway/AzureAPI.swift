@@ -1,0 +1,104 @@
+import Foundation
+import QuireFormats
+import QuireHTTP
+
+/// Azure Computer Vision Read, the async pair of calls over durable jobs: Read 3.2
+/// (`POST /vision/v3.2/read/analyze` → `202` + `Operation-Location: …/read/analyzeResults/{id}`) and
+/// Read 2.0, the iOS tutorial's (`POST /vision/v2.0/read/core/asyncBatchAnalyze` → `202` +
+/// `Operation-Location: …/read/operations/{id}`). The image is the body (`application/octet-stream`
+/// or `image/*`); a JSON `{"url"}` is refused, as URLs are not fetched. Errors are Azure's
+/// `{"error":{"code","message"}}`.
+public enum AzureAPI {
+    static func add(to router: inout HTTPRouter, jobs: JobBackend, https: Bool) {
+        router.post("/vision/v3.2/read/analyze") { request, _ in
+            analyze(request, jobs: jobs, location: { base(request, https: https) + "/vision/v3.2/read/analyzeResults/" + $0 })
+        }
+        router.get("/vision/v3.2/read/analyzeResults/{id}") { request, parameters in
+            poll(request, id: parameters["id"] ?? "", jobs: jobs) { state in
+                let status: AzureRead.Status = switch state.phase {
+                case .queued: .notStarted
+                case .running: .running
+                case .succeeded: .succeeded
+                case .failed: .failed
+                }
+                return Gateway.json(200, AzureRead.operationResult(status: status, created: state.created, lastUpdated: state.updated,
+                                                                   result: state.result))
+            }
+        }
+        router.post("/vision/v2.0/read/core/asyncBatchAnalyze") { request, _ in
+            analyze(request, jobs: jobs, location: { base(request, https: https) + "/vision/v2.0/read/operations/" + $0 })
+        }
+        router.get("/vision/v2.0/read/operations/{id}") { request, parameters in
+            poll(request, id: parameters["id"] ?? "", jobs: jobs) { state in
+                let status: AzureReadV2.Status = switch state.phase {
+                case .queued: .notStarted
+                case .running: .running
+                case .succeeded: .succeeded
+                case .failed: .failed
+                }
+                return Gateway.json(200, AzureReadV2.operationResult(status: status, result: state.result))
+            }
+        }
+    }
+
+    /// `scheme://Host` of the request, for `Operation-Location`.
+    static func base(_ request: HTTPRequest, https: Bool) -> String {
+        (https ? "https://" : "http://") + (request.headers["Host"] ?? "localhost")
+    }
+
+    static func analyze(_ request: HTTPRequest, jobs: JobBackend, location: (String) -> String) -> HTTPResponse {
+        let type = (request.headers["Content-Type"] ?? "").lowercased().split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        if type == "application/json" {
+            struct URLBody: Decodable { var url: String? }
+            guard let body = try? JSONDecoder().decode(URLBody.self, from: Data(request.body)) else {
+                return error(400, "InvalidRequest", "The body is not valid JSON.")
+            }
+            guard body.url != nil else { return error(400, "InvalidImageUrl", "The JSON body has no \"url\".") }
+            return error(400, "InvalidImageUrl",
+                         "This server does not fetch images from URLs; send the image's bytes as application/octet-stream.")
+        }
+        guard type == "application/octet-stream" || type.hasPrefix("image/") else {
+            return error(415, "UnsupportedMediaType", "Send the image as application/octet-stream (or JSON {\"url\"}, which this server refuses), not '\(type)'.")
+        }
+        guard !request.body.isEmpty else { return error(400, "InvalidImage", "The body is empty: send the image's bytes.") }
+        let languages = request.query("language").flatMap { $0.isEmpty || $0 == "unk" ? nil : [$0] }
+        let call = OCRCall(image: request.body, mode: "document", languages: languages, token: Gateway.bearerToken(request))
+        switch jobs.submit(call) {
+        case .success(let id):
+            return HTTPResponse(status: 202, headers: ["Operation-Location": location(id), "apim-request-id": id])
+        case .failure(let failure):
+            return error(failure)
+        }
+    }
+
+    static func poll(_ request: HTTPRequest, id: String, jobs: JobBackend, render: (JobState) -> HTTPResponse) -> HTTPResponse {
+        switch jobs.poll(id, Gateway.bearerToken(request)) {
+        case .success(let state?): return render(state)
+        case .success(nil): return error(404, "NotFound", "Operation '\(id)' was not found (never submitted, or its result expired).")
+        case .failure(let failure): return error(failure)
+        }
+    }
+
+    static func error(_ failure: GatewayFailure) -> HTTPResponse {
+        switch failure.kind {
+        case .invalidImage: error(400, "InvalidImage", failure.message)
+        case .unauthenticated: error(401, "Unauthorized", failure.message)
+        case .forbidden: error(403, "Forbidden", failure.message)
+        case .busy: error(429, "TooManyRequests", failure.message)
+        case .unavailable: error(503, "ServiceUnavailable", failure.message)
+        case .internal: error(500, "InternalServerError", failure.message)
+        }
+    }
+
+    /// Azure's error body: `{"error":{"code":"InvalidImageUrl","message":"…"}}`.
+    public static func error(_ status: Int, _ code: String, _ message: String) -> HTTPResponse {
+        struct Body: Encodable {
+            struct Inner: Encodable {
+                var code: String
+                var message: String
+            }
+            var error: Inner
+        }
+        return Gateway.json(status, Body(error: .init(code: code, message: message)))
+    }
+}

@@ -1,0 +1,205 @@
+import Foundation
+import QuireFormats
+import QuireHTTP
+import QuireWire
+
+/// Cloud Vision v1 `POST /v1/images:annotate` (REST, proto3 JSON): the text features only.
+///
+/// What goes wrong with the whole call (JSON that does not parse, base64 that does not decode, an
+/// image URL, no text feature) is HTTP 400 with `{"error":{"code","message","status"}}`, as Google
+/// answers; what goes wrong with one image read (not an image, no worker) is that response's
+/// `error`, and the batch is still 200. A refused token is 401 for the whole call.
+public enum CloudVisionAPI {
+    /// `AnnotateImageRequest`, leniently: `features` may be a list (Google's API) or one object (the
+    /// Firebase tutorial's `annotateImage` call).
+    struct ImageRequest: Decodable {
+        struct Image: Decodable {
+            struct Source: Decodable {
+                var imageUri: String?
+                var gcsImageUri: String?
+            }
+            var content: String?
+            var source: Source?
+        }
+        /// `type` as its name or, as Google's REST clients send it (`$alt=json;enum-encoding=int`),
+        /// as its number.
+        struct Feature: Decodable {
+            var type: String?
+
+            enum CodingKeys: String, CodingKey { case type }
+
+            init(from decoder: any Decoder) throws {
+                let c = try decoder.container(keyedBy: CodingKeys.self)
+                if let number = try? c.decodeIfPresent(Int.self, forKey: .type) {
+                    type = Self.names[number] ?? "TYPE_\(number)"
+                } else {
+                    type = try c.decodeIfPresent(String.self, forKey: .type)
+                }
+            }
+
+            /// `google.cloud.vision.v1.Feature.Type` numbers of the text features.
+            static let names = [5: "TEXT_DETECTION", 11: "DOCUMENT_TEXT_DETECTION"]
+        }
+        struct Context: Decodable {
+            var languageHints: [String]?
+        }
+        var image: Image?
+        var features: [Feature]
+        var imageContext: Context?
+
+        enum CodingKeys: String, CodingKey { case image, features, imageContext }
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            image = try c.decodeIfPresent(Image.self, forKey: .image)
+            if let list = try? c.decodeIfPresent([Feature].self, forKey: .features) {
+                features = list
+            } else if let one = try c.decodeIfPresent(Feature.self, forKey: .features) {
+                features = [one]
+            } else {
+                features = []
+            }
+            imageContext = try c.decodeIfPresent(Context.self, forKey: .imageContext)
+        }
+    }
+
+    struct BatchRequest: Decodable {
+        var requests: [ImageRequest]?
+    }
+
+    /// A request that cannot be served at all: Google's status name and the HTTP code it goes with.
+    struct Refusal: Error {
+        var status: Int
+        var message: String
+    }
+
+    static func add(to router: inout HTTPRouter, recognize: @escaping Recognizer) {
+        router.post("/v1/images:annotate") { request, _ in annotate(request, recognize: recognize) }
+    }
+
+    static func annotate(_ request: HTTPRequest, recognize: Recognizer) -> HTTPResponse {
+        let batch: BatchRequest
+        do {
+            batch = try JSONDecoder().decode(BatchRequest.self, from: Data(request.body))
+        } catch {
+            return Self.error(400, "Invalid JSON payload received. \(describe(error))")
+        }
+        let requests = batch.requests ?? []
+        guard !requests.isEmpty else { return Self.error(400, "No requests were specified: send {\"requests\":[{\"image\":{\"content\":…},\"features\":[…]}]}.") }
+        let token = Gateway.bearerToken(request)
+        var calls: [(OCRCall, CloudVision.Feature)] = []
+        for (index, item) in requests.enumerated() {
+            switch call(item, field: "requests[\(index)]", token: token) {
+            case .success(let call): calls.append(call)
+            case .failure(let refusal): return Self.error(refusal.status, refusal.message)
+            }
+        }
+        var responses: [CloudVision.Response] = []
+        for (call, feature) in calls {
+            switch recognize(call) {
+            case .success(let result):
+                responses.append(CloudVision.response(result, feature: feature))
+            case .failure(let failure):
+                // Auth is about the whole call, as Google answers it.
+                if failure.kind == .unauthenticated || failure.kind == .forbidden {
+                    return Self.error(httpStatus(failure.kind), failure.message)
+                }
+                responses.append(CloudVision.Response(error: CloudVision.Status(code: grpcCode(failure.kind), message: failure.message)))
+            }
+        }
+        return Gateway.json(200, CloudVision.BatchResponse(responses: responses))
+    }
+
+    /// The `ocr` call for one `AnnotateImageRequest`, or why there is none.
+    static func call(_ item: ImageRequest, field: String, token: String?) -> Result<(OCRCall, CloudVision.Feature), Refusal> {
+        let types = item.features.compactMap(\.type)
+        guard !types.isEmpty else {
+            return .failure(Refusal(status: 400, message: "No feature is specified in \(field).features: use TEXT_DETECTION or DOCUMENT_TEXT_DETECTION."))
+        }
+        let known = types.compactMap(CloudVision.Feature.init(rawValue:))
+        guard let feature = known.contains(.documentTextDetection) ? .documentTextDetection : known.first else {
+            return .failure(Refusal(status: 400, message: "\(field).features: this server reads text only (TEXT_DETECTION, DOCUMENT_TEXT_DETECTION), not \(types.joined(separator: ", "))."))
+        }
+        if let source = item.image?.source, source.imageUri != nil || source.gcsImageUri != nil {
+            return .failure(Refusal(status: 400, message: "\(field).image.source: this server does not fetch images from URLs; send the bytes in \(field).image.content (base64)."))
+        }
+        guard let content = item.image?.content, !content.isEmpty else {
+            return .failure(Refusal(status: 400, message: "\(field).image.content is empty: send the image's bytes, base64-encoded."))
+        }
+        guard let bytes = decodeBase64(content) else {
+            return .failure(Refusal(status: 400, message: "Invalid value at '\(field).image.content' (TYPE_BYTES), Base64 decoding failed."))
+        }
+        return .success((OCRCall(image: bytes, mode: feature.mode, languages: item.imageContext?.languageHints, token: token), feature))
+    }
+
+    /// Standard or URL-safe base64, padded or not, as proto3 JSON accepts `bytes`.
+    static func decodeBase64(_ text: String) -> [UInt8]? {
+        var normalized = String(text.filter { !$0.isWhitespace }.map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 })
+        let remainder = normalized.utf8.count % 4
+        if remainder == 1 { return nil }
+        if remainder > 0 { normalized += String(repeating: "=", count: 4 - remainder) }
+        return Data(base64Encoded: normalized).map(Array.init)
+    }
+
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.dataCorrupted(let context), DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context),
+             DecodingError.keyNotFound(_, let context):
+            let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            return path.isEmpty ? "The body is not JSON of the expected shape." : "Invalid value at '\(path.drop { $0 == "." })'."
+        default:
+            return "The body is not JSON."
+        }
+    }
+
+    /// `google.rpc.Code` names by number, and the HTTP status Google's REST front answers them with.
+    static func statusName(_ http: Int) -> String {
+        switch http {
+        case 400: "INVALID_ARGUMENT"
+        case 401: "UNAUTHENTICATED"
+        case 403: "PERMISSION_DENIED"
+        case 404, 405: "NOT_FOUND"
+        case 413: "INVALID_ARGUMENT"
+        case 429: "RESOURCE_EXHAUSTED"
+        case 431: "INVALID_ARGUMENT"
+        case 503: "UNAVAILABLE"
+        case 504: "DEADLINE_EXCEEDED"
+        default: http >= 500 ? "INTERNAL" : "INVALID_ARGUMENT"
+        }
+    }
+
+    static func grpcCode(_ kind: GatewayFailure.Kind) -> Int {
+        switch kind {
+        case .invalidImage: 3
+        case .unauthenticated: 16
+        case .forbidden: 7
+        case .busy: 8
+        case .unavailable: 14
+        case .internal: 13
+        }
+    }
+
+    static func httpStatus(_ kind: GatewayFailure.Kind) -> Int {
+        switch kind {
+        case .invalidImage: 400
+        case .unauthenticated: 401
+        case .forbidden: 403
+        case .busy: 429
+        case .unavailable: 503
+        case .internal: 500
+        }
+    }
+
+    /// Google's error body: `{"error":{"code":400,"message":"…","status":"INVALID_ARGUMENT"}}`.
+    public static func error(_ status: Int, _ message: String) -> HTTPResponse {
+        struct Body: Encodable {
+            struct Inner: Encodable {
+                var code: Int
+                var message: String
+                var status: String
+            }
+            var error: Inner
+        }
+        return Gateway.json(status, Body(error: .init(code: status, message: message, status: statusName(status))))
+    }
+}

@@ -1,0 +1,225 @@
+import Dispatch
+import Foundation
+import QuireClient
+import QuireHTTP
+import QuireSupport
+import QuireWire
+import Synchronization
+
+/// One image for the broker's `ocr` service, as a foreign API's request described it.
+public struct OCRCall: Sendable, Equatable {
+    public var image: [UInt8]
+    /// Quire's `mode` (`text` or `document`).
+    public var mode: String
+    /// BCP-47 tags; nil or empty: the worker's default.
+    public var languages: [String]?
+    /// The bearer token the HTTP client presented, passed to the broker as the request's `token`.
+    public var token: String?
+
+    public init(image: [UInt8], mode: String, languages: [String]? = nil, token: String? = nil) {
+        self.image = image
+        self.mode = mode
+        self.languages = languages
+        self.token = token
+    }
+
+    /// The `ocr` request's JSON frame (`proto-json/ocr-request.schema.json`).
+    var requestFrame: [UInt8] { requestFrame(job: nil) }
+
+    /// The frame with the Titanic options in `job` (`proto-json/titanic-options.schema.json`).
+    func requestFrame(job: JobOptions?) -> [UInt8] {
+        struct Frame: Encodable {
+            var mode: String
+            var languages: [String]?
+            var token: String?
+            var job: JobOptions?
+        }
+        let hints = languages.flatMap { $0.isEmpty ? nil : $0 }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? Array(encoder.encode(Frame(mode: mode, languages: hints, token: token, job: job)))) ?? Array(#"{"mode":"document"}"#.utf8)
+    }
+}
+
+/// Why an image was not read, in terms every imitated API can translate into its own error.
+public struct GatewayFailure: Error, Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        /// The image itself (not an image, corrupt, too many pixels, unknown language).
+        case invalidImage
+        /// No token, or one the broker refused.
+        case unauthenticated
+        /// A token without the right to this.
+        case forbidden
+        /// Queues full or the client's rate limit hit.
+        case busy
+        /// No worker, broker unreachable, timed out.
+        case unavailable
+        case `internal`
+    }
+
+    public var kind: Kind
+    public var message: String
+
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    /// The failure a broker or worker error stands for.
+    public init(_ error: WireError) {
+        switch error.code {
+        case .notAnImage, .unsupportedFormat, .corruptImage, .tooManyPixels, .tooManyPages, .unknownLanguage, .tooLarge, .badRequest,
+             .invalidJSON:
+            self.init(.invalidImage, error.message)
+        case .unauthenticated, .tokenExpired:
+            self.init(.unauthenticated, error.message)
+        case .forbidden:
+            self.init(.forbidden, error.message)
+        case .busy, .rateLimited:
+            self.init(.busy, error.message)
+        case .serviceUnavailable, .timeout, .workerLost, .shuttingDown, .deadlineExceeded, .storageFailure:
+            self.init(.unavailable, error.message)
+        default:
+            self.init(.internal, "\(error.code.rawValue): \(error.message)")
+        }
+    }
+
+    public init(_ error: ClientError) {
+        if let remote = error.remote {
+            self.init(remote)
+        } else {
+            self.init(error.code == .timeout || error.code == .transport ? .unavailable : .internal, "the broker: \(error.message)")
+        }
+    }
+}
+
+/// Reads one image: the gateway's only way to the workers (through the broker, in production).
+public typealias Recognizer = @Sendable (OCRCall) -> Result<OCRResult, GatewayFailure>
+
+/// `quire gateway`: an HTTP server that answers the calls apps make to Cloud Vision, the Firebase
+/// callable `annotateImage` (each image one `ocr` request, answered in the same HTTP exchange) and
+/// Azure Read 3.2/2.0 (each image a durable Titanic job, polled at its `Operation-Location`), as one
+/// more Majordomo client of the broker. The broker checks every request's token; the gateway passes
+/// `Authorization: Bearer` on and never looks inside it.
+public final class Gateway: Sendable {
+    public let listen: String
+    public let client: ClientConfiguration
+    public let tls: HTTPServerConfiguration.TLS?
+    private let logger: Logger
+    private let stopRequested = Atomic<Bool>(false)
+    private let stopSignal = DispatchSemaphore(value: 0)
+
+    /// The largest request body: a 10 MB image as base64 inside JSON, with room to spare.
+    public static let maxBodyBytes = 16 << 20
+    /// HTTP threads; each holds one request while its image is read.
+    public static let threads = 16
+
+    public init(listen: String, client: ClientConfiguration, tls: HTTPServerConfiguration.TLS? = nil, logger: Logger) {
+        self.listen = listen
+        self.client = client
+        self.tls = tls
+        self.logger = logger
+    }
+
+    public func stop() {
+        if !stopRequested.exchange(true, ordering: .acquiringAndReleasing) { stopSignal.signal() }
+    }
+
+    public static func serverConfiguration(listen: ListenAddress, tls: HTTPServerConfiguration.TLS?) -> HTTPServerConfiguration {
+        HTTPServerConfiguration(listen: listen, threads: threads, maxConnections: 256, idleTimeoutSeconds: 60, requestTimeout: .seconds(60),
+                                maxHeaderBytes: 16 * 1024, maxBodyBytes: maxBodyBytes, connectionMemoryBytes: 64 * 1024, tls: tls)
+    }
+
+    /// Every route the gateway answers; what matches none gets Google's 404/405 body.
+    /// Paths under `/vision/` answer misses in Azure's shape, the rest in Google's.
+    public static func router(recognize: @escaping Recognizer, jobs: JobBackend = .none, https: Bool = false) -> HTTPRouter {
+        var router = HTTPRouter()
+        CloudVisionAPI.add(to: &router, recognize: recognize)
+        FirebaseCallable.add(to: &router, recognize: recognize)
+        AzureAPI.add(to: &router, jobs: jobs, https: https)
+        router.notFound = { request in
+            if request.path.hasPrefix("/vision/") { return AzureAPI.error(404, "NotFound", "Resource not found: \(request.path).") }
+            return CloudVisionAPI.error(404, "The requested URL \(request.path) was not found on this server.")
+        }
+        router.methodNotAllowed = { request, allowed in
+            let message = "Method \(request.method) is not allowed for \(request.path); use \(allowed.joined(separator: ", "))."
+            var response = request.path.hasPrefix("/vision/") ? AzureAPI.error(405, "MethodNotAllowed", message) : CloudVisionAPI.error(405, message)
+            response.headers.set("Allow", allowed.joined(separator: ", "))
+            return response
+        }
+        return router
+    }
+
+    /// The server's own refusals (400, 413, 431) in Google's error shape.
+    public static func rejection(_ status: Int, _ message: String) -> HTTPResponse {
+        CloudVisionAPI.error(status, message)
+    }
+
+    /// Serves until ``stop()``; `onListening` is told the bound port.
+    public func run(onListening: (Int) -> Void = { _ in }) throws {
+        guard let address = ListenAddress(listen) else {
+            throw HTTPServerError(.invalidAddress, "expected [HOST]:PORT such as :8080", address: listen)
+        }
+        let client = try QuireClient(configuration: self.client)
+        defer { Self.blocking { await client.close() } }
+        let logger = self.logger
+        let recognize: Recognizer = { call in
+            Self.blocking {
+                do {
+                    let reply = try await client.request(service: "ocr", body: [call.requestFrame, call.image])
+                    let frame = reply.first ?? []
+                    if let error = WireError(jsonFrame: frame) { return .failure(GatewayFailure(error)) }
+                    guard let result = try? JSONDecoder().decode(OCRResult.self, from: Data(frame)) else {
+                        return .failure(GatewayFailure(.internal, "the worker's reply is not an OCR result"))
+                    }
+                    return .success(result)
+                } catch let error as ClientError {
+                    return .failure(GatewayFailure(error))
+                } catch {
+                    return .failure(GatewayFailure(.internal, String(describing: error)))
+                }
+            }
+        }
+        let server = try HTTPServer(configuration: Self.serverConfiguration(listen: address, tls: tls),
+                                    log: { logger.debug("http", metadata: ["detail": $0]) },
+                                    rejection: Self.rejection,
+                                    handler: Self.router(recognize: recognize, jobs: .titanic(client), https: tls != nil).handler)
+        logger.notice("gateway listening", metadata: ["listen": listen, "port": String(server.port), "broker": self.client.broker,
+                                                      "tls": tls == nil ? "off" : "on"])
+        onListening(server.port)
+        while !stopRequested.load(ordering: .acquiring) { stopSignal.wait() }
+        server.stop()
+        logger.notice("gateway stopped")
+    }
+
+    /// Runs `work` on the cooperative pool and waits for it on this (libmicrohttpd's) thread.
+    static func blocking<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
+        let box = Mutex<T?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            let value = await work()
+            box.withLock { $0 = value }
+            done.signal()
+        }
+        done.wait()
+        // The task stored a value before it signalled.
+        return box.withLock { $0 }!
+    }
+
+    /// The token of `Authorization: Bearer TOKEN`, nil without one.
+    static func bearerToken(_ request: HTTPRequest) -> String? {
+        guard let value = request.headers["Authorization"] else { return nil }
+        let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        let token = parts[1].trimmingCharacters(in: .whitespaces)
+        return token.isEmpty ? nil : token
+    }
+
+    /// JSON as Google's and Firebase's servers write it.
+    static func json<T: Encodable>(_ status: Int, _ value: T) -> HTTPResponse {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let body = (try? encoder.encode(value)).map(Array.init) ?? Array(#"{"error":{"code":500,"message":"encoding failed","status":"INTERNAL"}}"#.utf8)
+        return HTTPResponse(status: status, headers: ["Content-Type": "application/json; charset=UTF-8"], body: body)
+    }
+}

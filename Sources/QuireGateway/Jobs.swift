@@ -1,0 +1,147 @@
+import Foundation
+import QuireClient
+import QuireWire
+
+/// A durable job's state as the async APIs report it.
+public struct JobState: Sendable, Equatable {
+    public enum Phase: Sendable, Equatable { case queued, running, succeeded, failed }
+    public var phase: Phase
+    public var created: Date
+    public var updated: Date
+    /// Set when `phase` is `succeeded`.
+    public var result: OCRResult?
+    /// Why it failed, when it did.
+    public var error: String?
+
+    public init(phase: Phase, created: Date, updated: Date, result: OCRResult? = nil, error: String? = nil) {
+        self.phase = phase
+        self.created = created
+        self.updated = updated
+        self.result = result
+        self.error = error
+    }
+}
+
+/// The async routes' way to the broker: Titanic durable jobs (RFC 9) over the `ocr` service, so a
+/// phone that polls later, or another app with the operation URL and a token, gets the result.
+public struct JobBackend: Sendable {
+    /// Submits one image; the job id (32 hex digits).
+    public var submit: @Sendable (OCRCall) -> Result<String, GatewayFailure>
+    /// The job's state; nil when the broker knows no such job.
+    public var poll: @Sendable (_ id: String, _ token: String?) -> Result<JobState?, GatewayFailure>
+
+    public init(submit: @escaping @Sendable (OCRCall) -> Result<String, GatewayFailure>,
+                poll: @escaping @Sendable (_ id: String, _ token: String?) -> Result<JobState?, GatewayFailure>) {
+        self.submit = submit
+        self.poll = poll
+    }
+
+    /// No job store: every async call answers 503.
+    public static let none = JobBackend(submit: { _ in .failure(GatewayFailure(.unavailable, "durable jobs are not available")) },
+                                        poll: { _, _ in .failure(GatewayFailure(.unavailable, "durable jobs are not available")) })
+
+    /// Jobs through `client`'s broker (`titanic.request`, `titanic.status`, `titanic.reply`).
+    public static func titanic(_ client: QuireClient) -> JobBackend {
+        JobBackend(submit: { call in
+            Gateway.blocking {
+                do {
+                    // The client resends after a timeout (Lazy Pirate); the key makes a resend the same job.
+                    let job = JobOptions(idempotencyKey: "quire-gateway-" + UUID().uuidString.lowercased())
+                    let frames = try await client.request(service: Titanic.request, body: [Array("ocr".utf8), call.requestFrame(job: job), call.image])
+                    switch reply(frames) {
+                    case .success(let rest):
+                        guard let id = rest.first.map({ String(decoding: $0, as: UTF8.self) }), Titanic.isJobID(id) else {
+                            return .failure(GatewayFailure(.internal, "titanic.request answered without a job id"))
+                        }
+                        return .success(id)
+                    case .failure(let refusal): return .failure(refusal.failure)
+                    }
+                } catch {
+                    return .failure(failure(error))
+                }
+            }
+        }, poll: { id, token in
+            guard Titanic.isJobID(id) else { return .success(nil) }
+            var body = [Array(id.lowercased().utf8)]
+            if let token, let envelope = try? JSONSerialization.data(withJSONObject: ["token": token]) { body.append(Array(envelope)) }
+            let request = body
+            return Gateway.blocking {
+                do {
+                    let status: JobStatus
+                    switch reply(try await client.request(service: Titanic.status, body: request)) {
+                    case .success(let rest):
+                        guard let frame = rest.first, let decoded = JobStatus(jsonFrame: frame) else {
+                            return .failure(GatewayFailure(.internal, "titanic.status answered without a status"))
+                        }
+                        status = decoded
+                    case .failure(let refusal):
+                        if refusal.isUnknownJob { return .success(nil) }
+                        return .failure(refusal.failure)
+                    }
+                    let created = date(status.createdAt)
+                    let updated = date(status.updatedAt)
+                    switch status.state {
+                    case "queued":
+                        return .success(JobState(phase: .queued, created: created, updated: updated))
+                    case "running":
+                        return .success(JobState(phase: .running, created: created, updated: updated))
+                    case "done":
+                        switch reply(try await client.request(service: Titanic.reply, body: request)) {
+                        case .success(let rest):
+                            let frame = rest.first ?? []
+                            if let error = WireError(jsonFrame: frame) {
+                                return .success(JobState(phase: .failed, created: created, updated: updated, error: error.message))
+                            }
+                            guard let result = try? JSONDecoder().decode(OCRResult.self, from: Data(frame)) else {
+                                return .failure(GatewayFailure(.internal, "the job's result is not an OCR result"))
+                            }
+                            return .success(JobState(phase: .succeeded, created: created, updated: updated, result: result))
+                        case .failure(let refusal):
+                            if refusal.code == .pending { return .success(JobState(phase: .running, created: created, updated: updated)) }
+                            if refusal.isUnknownJob { return .success(nil) }
+                            return .failure(refusal.failure)
+                        }
+                    default:
+                        return .success(JobState(phase: .failed, created: created, updated: updated,
+                                                 error: status.error?.message ?? "the job is \(status.state)"))
+                    }
+                } catch {
+                    return .failure(failure(error))
+                }
+            }
+        })
+    }
+
+    /// The frames after `200`, or the status and the failure it stands for.
+    static func reply(_ frames: [[UInt8]]) -> Result<[[UInt8]], TitanicRefusal> {
+        let status = frames.first.flatMap(Titanic.status(of:))
+        if status == .ok { return .success(Array(frames.dropFirst())) }
+        let error = frames.count > 1 ? WireError(jsonFrame: frames[1]) : nil
+        let failure = error.map(GatewayFailure.init) ?? GatewayFailure(status == .error ? .unavailable : .internal,
+                                                                       "the broker answered \(frames.first.map { String(decoding: $0, as: UTF8.self) } ?? "nothing")")
+        return .failure(TitanicRefusal(code: status, wire: error, failure: failure))
+    }
+
+    static func failure(_ error: any Error) -> GatewayFailure {
+        if let error = error as? ClientError { return GatewayFailure(error) }
+        return GatewayFailure(.internal, String(describing: error))
+    }
+
+    static func date(_ text: String) -> Date {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = formatter.date(from: text) { return date }
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.date(from: text) ?? Date()
+    }
+}
+
+/// A Titanic status other than 200 with the failure it stands for.
+struct TitanicRefusal: Error {
+    var code: Titanic.Status?
+    var wire: WireError?
+    var failure: GatewayFailure
+
+    /// `400` for an id the broker does not know (never submitted, closed, or its result expired).
+    var isUnknownJob: Bool { wire?.code == .unknownJob || (code == .unknown && wire == nil) }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import QuireGateway
+import QuireHTTP
+import QuireSupport
+
+enum GatewayCommand {
+    static let listen = Option("listen", variable: "QUIRE_GATEWAY_LISTEN", .listenAddress, default: ":8080",
+                               help: "where to serve HTTP (every interface when HOST is left out)")
+    static let tlsCert = Option("tls-cert", variable: "QUIRE_GATEWAY_TLS_CERT", .string("FILE"),
+                                help: "serve HTTPS with this PEM certificate (chain); needs --tls-key")
+    static let tlsKey = Option("tls-key", variable: "QUIRE_GATEWAY_TLS_KEY", .string("FILE"), help: "the PEM private key of --tls-cert")
+
+    static let command = Command(
+        "gateway", listing: ("gateway", "answer Cloud Vision, Firebase annotateImage and Azure Read calls over HTTP"),
+        usage: "quire gateway [options]",
+        discussion: """
+            An HTTP front for apps written against Google Cloud Vision (POST /v1/images:annotate), the
+            Firebase callable annotateImage (POST /annotateImage, /{project}/{region}/annotateImage)
+            and Azure Read 3.2 and 2.0 (POST /vision/v3.2/read/analyze or
+            /vision/v2.0/read/core/asyncBatchAnalyze, then GET the Operation-Location; these are
+            durable jobs, so the broker needs --data). Each image goes to the broker's 'ocr' service
+            as one more client; an 'Authorization: Bearer TOKEN' header is passed on as the request's
+            token, which the broker checks. Image URLs are not fetched. Stops on SIGTERM or SIGINT.
+            See docs/gateway.md.
+            """,
+        groups: [OptionGroup(options: [listen.info, tlsCert.info, tlsKey.info]), ClientOptions.group(), OptionGroup(options: CurveOptions.clientGroup.options)],
+        run: run)
+
+    static func run(_ invocation: Invocation) throws -> Int32 {
+        let command = invocation.command
+        guard invocation.positionals.isEmpty else {
+            throw UsageError(command: command, message: "unexpected argument '\(invocation.positionals[0])'")
+        }
+        let listen = try invocation.value(Self.listen, or: ":8080")
+        let certificate = try invocation.value(tlsCert)
+        let key = try invocation.value(tlsKey)
+        var tls: HTTPServerConfiguration.TLS?
+        switch (certificate, key) {
+        case (nil, nil): tls = nil
+        case (let certificate?, let key?): tls = try HTTPServerConfiguration.TLS(certificateFile: certificate, keyFile: key)
+        default: throw UsageError(command: command, message: "--tls-cert and --tls-key go together")
+        }
+        let configuration = try ClientOptions.configuration(invocation)
+        let logger = try CommonOptions.logger("quire.gateway", invocation)
+        let gateway = Gateway(listen: listen, client: configuration, tls: tls, logger: logger)
+        let signals = SignalWatcher { number in
+            logger.notice("signal received; stopping", metadata: ["signal": String(number)])
+            gateway.stop()
+        }
+        defer { withExtendedLifetime(signals) {} }
+        do {
+            try gateway.run()
+        } catch {
+            logger.error("gateway failed", metadata: ["error": String(describing: error)])
+            printError("quire gateway: \(error)")
+            return 1
+        }
+        return 0
+    }
+}
