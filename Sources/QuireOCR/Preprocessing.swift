@@ -22,13 +22,11 @@ extension Recognizer {
         /// Where `image` begins in the upright page scaled for recognition (it was cropped to the
         /// text when that saved pixels), recognition pixels.
         var origin: (x: Int, y: Int) = (0, 0)
-        /// The tones of ink and paper measured on the probe (nil: not measured).
+        /// The tones of ink and paper when this page has an `ink` step (a document, the step on).
         var tones: (ink: Int, paper: Int)?
         /// The paper's brightness spread (``Image/backgroundSpread(tiles:)``), measured on the upright
-        /// page before it was scaled (nil: not measured).
+        /// page before it was scaled (nil: the `light` step is off).
         var backgroundSpread: Int?
-        /// The page is unevenly lit: its ink is darkened after the light step, not before scaling.
-        var darkenInkAfterLight = false
     }
 
     /// A page ready for the engine, and how its pixels map back.
@@ -121,6 +119,7 @@ extension Recognizer {
             var decoded: Image?
             var columns: Bool?
             var textBox: PixelBox?
+            // Tones are kept only for pages that have an ink step.
             var tones: (ink: Int, paper: Int)?
             if configuration.textScaling || configuration.chooseSegmentation || configuration.cropToText || configuration.darkenInk {
                 let started = Instant.now()
@@ -128,7 +127,7 @@ extension Recognizer {
                 decoded = measured.full
                 columns = measured.columns
                 textBox = measured.textBox
-                tones = measured.tones
+                if mode == .document && configuration.darkenInk { tones = measured.tones }
                 scale = configuration.textScaling ? textScale(glyphHeight: measured.glyphHeight, mode: mode) : 1
                 var parameters: [String: Double] = ["targetGlyphHeight": configuration.targetGlyphHeight, "ms": started.millisecondsSince]
                 if let height = measured.glyphHeight { parameters["glyphHeight"] = height }
@@ -152,11 +151,8 @@ extension Recognizer {
             // page is enlarged: enlarged from darkened greys, thin strokes stay whole (the receipts' dates
             // and totals found: 91% and 90%, against 88% each when darkened after enlarging).
             let spread = configuration.evenLight ? try image.backgroundSpread() : nil
-            let uneven = spread.map { $0 >= configuration.unevenLightSpread } ?? false
-            var darkenLater = false
-            if mode == .document, configuration.darkenInk, let tones {
-                if uneven { darkenLater = true } else { try darkenInk(&image, tones: tones, steps: &steps) }
-            }
+            // An unevenly lit page is darkened after the `light` step (see `preprocess`).
+            if let tones, !Self.isUneven(spread, configuration) { try darkenInk(&image, tones: tones, steps: &steps) }
             let uploadedWidth = Double(header.width)
             let factor = scale * uploadedWidth / Double(image.width)
             if abs(factor - 1) > 0.01 { image = try image.scaled(by: factor) }
@@ -183,8 +179,7 @@ extension Recognizer {
                 image.setResolution(declared > 0 ? Int((Double(declared) * actualScale).rounded()) : 0)
             }
             var prepared = Prepared(image: image, scale: actualScale, quarterTurns: turns, mirrored: mirror, toStored: toUpright.inverse,
-                                    steps: steps, columns: columns, tones: tones, backgroundSpread: spread,
-                                    darkenInkAfterLight: darkenLater)
+                                    steps: steps, columns: columns, tones: tones, backgroundSpread: spread)
             // Documents are cropped to their text when that leaves out at least a fifth of the pixels.
             if mode == .document, configuration.cropToText, let box = textBox {
                 let x0 = max(0, Int(Double(box.x) * actualScale)), y0 = max(0, Int(Double(box.y) * actualScale))
@@ -253,11 +248,9 @@ extension Recognizer {
                     deskewAngle = angle
                 }
             }
-            if configuration.evenLight {
+            if let spread = prepared.backgroundSpread {
                 let started = Instant.now()
-                let spread: Int
-                if let measured = prepared.backgroundSpread { spread = measured } else { spread = try image.backgroundSpread() }
-                let apply = spread >= configuration.unevenLightSpread
+                let apply = Self.isUneven(spread, configuration)
                 steps.append(.init(step: "light", applied: apply, parameters: [
                     "backgroundSpread": Double(spread), "minSpread": Double(configuration.unevenLightSpread), "ms": started.millisecondsSince,
                 ]))
@@ -268,7 +261,7 @@ extension Recognizer {
             }
             // On an unevenly lit page the ink is darkened after the background is evened out (darkened
             // first, the shadows turn as dark as the print).
-            if prepared.darkenInkAfterLight, let tones = prepared.tones {
+            if Self.isUneven(prepared.backgroundSpread, configuration), let tones = prepared.tones {
                 try darkenInk(&image, tones: tones, steps: &steps)
             }
             return PreparedPage(image: image, toPage: forward.inverse, toStored: toStored, size: size, quarterTurns: quarterTurns,
@@ -276,6 +269,12 @@ extension Recognizer {
         } catch {
             throw Self.wire(error)
         }
+    }
+
+    /// Whether a page with this background spread is lit unevenly enough for the `light` step (nil:
+    /// the step is off).
+    static func isUneven(_ spread: Int?, _ configuration: OCRConfiguration) -> Bool {
+        spread.map { $0 >= configuration.unevenLightSpread } ?? false
     }
 
     /// Darkens the ink of `image` by the tone curve unless its paper is grainy or grey (the curve
