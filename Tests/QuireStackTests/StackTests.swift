@@ -59,6 +59,12 @@ struct StackTests {
                                     logger: Self.logger)
         defer { stack.stop() }
         try await withClient(configuration: client(stack)) { client in
+            // A job for a service no worker has ever offered is refused: wait until the echo worker has
+            // registered (the stack reports the broker bound, not its workers ready).
+            let deadline = ContinuousClock.now + .seconds(10)
+            while try await client.request(service: "mmi.service", body: [Array("echo".utf8)]) != [Array("200".utf8)], ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
             let accepted = try await client.request(service: Titanic.request, body: [Array("echo".utf8), Array("page".utf8)])
             #expect(accepted.first == Array("200".utf8))
             let id = try #require(accepted.count == 2 ? accepted[1] : nil)
