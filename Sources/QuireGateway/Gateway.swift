@@ -15,13 +15,23 @@ public struct OCRCall: Sendable, Equatable {
     public var languages: [String]?
     /// The bearer token the HTTP client presented, passed to the broker as the request's `token`.
     public var token: String?
+    /// The API key the HTTP client presented instead; exchanged for a token before the call goes out
+    /// (``APIKeyTokens``), never sent to the broker itself.
+    public var apiKey: String?
 
-    public init(image: [UInt8], mode: String, languages: [String]? = nil, token: String? = nil) {
+    public init(image: [UInt8], mode: String, languages: [String]? = nil, token: String? = nil, apiKey: String? = nil) {
         self.image = image
         self.mode = mode
         self.languages = languages
         self.token = token
+        self.apiKey = apiKey
     }
+
+    public init(image: [UInt8], mode: String, languages: [String]? = nil, credential: Credential) {
+        self.init(image: image, mode: mode, languages: languages, token: credential.token, apiKey: credential.apiKey)
+    }
+
+    public var credential: Credential { Credential(token: token, apiKey: apiKey) }
 
     /// The `ocr` request's JSON frame (`proto-json/ocr-request.schema.json`).
     var requestFrame: [UInt8] { requestFrame(job: nil) }
@@ -59,6 +69,9 @@ public struct GatewayFailure: Error, Sendable, Equatable {
 
     public var kind: Kind
     public var message: String
+    /// The failure is an unknown or revoked API key (kind ``Kind/unauthenticated``): each API has its
+    /// own body for that.
+    public var isInvalidAPIKey = false
 
     public init(_ kind: Kind, _ message: String) {
         self.kind = kind
@@ -132,8 +145,9 @@ public final class Gateway: Sendable {
 
     /// Every route the gateway answers; what matches none gets Google's 404/405 body.
     /// Paths under `/vision/` answer misses in Azure's shape, the rest in Google's.
-    public static func router(recognize: @escaping Recognizer, jobs: JobBackend = .none, https: Bool = false) -> HTTPRouter {
+    public static func router(recognize: @escaping Recognizer, jobs: JobBackend = .none, tokens: TokenBackend = .none, https: Bool = false) -> HTTPRouter {
         var router = HTTPRouter()
+        OAuthTokenEndpoint.add(to: &router, tokens: tokens)
         CloudVisionAPI.add(to: &router, recognize: recognize)
         FirebaseCallable.add(to: &router, recognize: recognize)
         AzureAPI.add(to: &router, jobs: jobs, https: https)
@@ -163,10 +177,18 @@ public final class Gateway: Sendable {
         let client = try QuireClient(configuration: self.client)
         defer { Self.blocking { await client.close() } }
         let logger = self.logger
+        let tokens = TokenBackend.broker(client)
+        let keys = APIKeyTokens(backend: tokens)
         let recognize: Recognizer = { call in
-            Self.blocking {
+            var call = call
+            switch keys.token(for: call.credential) {
+            case .success(let token): (call.token, call.apiKey) = (token, nil)
+            case .failure(let failure): return .failure(failure)
+            }
+            let request = call
+            return Self.blocking {
                 do {
-                    let reply = try await client.request(service: "ocr", body: [call.requestFrame, call.image])
+                    let reply = try await client.request(service: "ocr", body: [request.requestFrame, request.image])
                     let frame = reply.first ?? []
                     if let error = WireError(jsonFrame: frame) { return .failure(GatewayFailure(error)) }
                     guard let result = try? JSONDecoder().decode(OCRResult.self, from: Data(frame)) else {
@@ -183,7 +205,8 @@ public final class Gateway: Sendable {
         let server = try HTTPServer(configuration: Self.serverConfiguration(listen: address, tls: tls),
                                     log: { logger.debug("http", metadata: ["detail": $0]) },
                                     rejection: Self.rejection,
-                                    handler: Self.router(recognize: recognize, jobs: .titanic(client), https: tls != nil).handler)
+                                    handler: Self.router(recognize: recognize, jobs: .titanic(client, keys: keys), tokens: tokens,
+                                                        https: tls != nil).handler)
         logger.notice("gateway listening", metadata: ["listen": listen, "port": String(server.port), "broker": self.client.broker,
                                                       "tls": tls == nil ? "off" : "on"])
         onListening(server.port)

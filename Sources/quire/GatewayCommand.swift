@@ -18,10 +18,13 @@ enum GatewayCommand {
             Firebase callable annotateImage (POST /annotateImage, /{project}/{region}/annotateImage)
             and Azure Read 3.2 and 2.0 (POST /vision/v3.2/read/analyze or
             /vision/v2.0/read/core/asyncBatchAnalyze, then GET the Operation-Location; these are
-            durable jobs, so the broker needs --data). Each image goes to the broker's 'ocr' service
-            as one more client; an 'Authorization: Bearer TOKEN' header is passed on as the request's
-            token, which the broker checks. Image URLs are not fetched. Stops on SIGTERM or SIGINT.
-            See docs/gateway.md.
+            durable jobs, so the broker needs --data), and an OAuth 2.0 token endpoint (POST
+            /oauth2/token, /{tenant}/oauth2/token: client_credentials, answered by the token worker).
+            Each image goes to the broker's 'ocr' service as one more client; an 'Authorization:
+            Bearer TOKEN' header is passed on as the request's token, which the broker checks. An
+            API key (Ocp-Apim-Subscription-Key, ?key=, x-goog-api-key; quire clients add --api-key)
+            is exchanged at the token worker for a token, kept at most 60 s. Image URLs are not
+            fetched. Stops on SIGTERM or SIGINT. See docs/gateway.md.
             """,
         groups: [OptionGroup(options: [listen.info, tlsCert.info, tlsKey.info]), ClientOptions.group(), OptionGroup(options: CurveOptions.clientGroup.options)],
         run: run)
