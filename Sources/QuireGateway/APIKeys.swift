@@ -36,14 +36,14 @@ public struct Credential: Sendable, Equatable {
 
 /// API keys turned into tokens: the gateway never checks a key itself (it has no client registry). It
 /// asks the token worker for a token for the key (`auth.token`, the API-key grant), keeps the token
-/// for at most ``maxCacheSeconds`` under the key's SHA-256 (never the key), and presents it as the
-/// request's token, which the broker checks as any other. A key removed with `quire clients remove`
-/// therefore stops working within ``maxCacheSeconds``.
+/// for at most ``cacheSeconds`` (60 s by default and at most) under the key's SHA-256 (never the
+/// key), and presents it as the request's token, which the broker checks as any other. A key removed
+/// with `quire clients remove` therefore stops working within ``cacheSeconds``.
 ///
 /// With no token worker at the broker (auth off), keys are not checked and requests go without a
 /// token, as the CLI's do; a broker with auth on then refuses them itself.
 public final class APIKeyTokens: Sendable {
-    /// The longest a token is kept for a key: the revocation window.
+    /// The longest a token may be kept for a key: the longest revocation window.
     public static let maxCacheSeconds: Int64 = 60
     /// A token is not used in its last seconds (clock skew, the request's own time in the queue).
     public static let renewBeforeSeconds: Int64 = 15
@@ -54,11 +54,14 @@ public final class APIKeyTokens: Sendable {
     public static let invalidKeyMessage = "API key not valid. Please pass a valid API key."
 
     let backend: TokenBackend
+    /// How long a token is kept for a key (0…``maxCacheSeconds``; 0: the token worker is asked every time).
+    public let cacheSeconds: Int64
     let clock: @Sendable () -> Instant
     private let cache = Mutex<[[UInt8]: (token: String, until: Instant)]>([:])
 
-    public init(backend: TokenBackend, clock: @escaping @Sendable () -> Instant = { Instant.now() }) {
+    public init(backend: TokenBackend, cacheSeconds: Int64 = maxCacheSeconds, clock: @escaping @Sendable () -> Instant = { Instant.now() }) {
         self.backend = backend
+        self.cacheSeconds = min(max(cacheSeconds, 0), Self.maxCacheSeconds)
         self.clock = clock
     }
 
@@ -83,7 +86,7 @@ public final class APIKeyTokens: Sendable {
         }
         switch backend.request(TokenGrant(grantType: TokenGrant.apiKey, apiKey: key)) {
         case .success(let issued):
-            let keep = min(Self.maxCacheSeconds, issued.expiresIn - Self.renewBeforeSeconds)
+            let keep = min(cacheSeconds, issued.expiresIn - Self.renewBeforeSeconds)
             if keep > 0 { remember(digest, issued.accessToken, until: now + Milliseconds(keep * 1_000), now: now) }
             return .success(issued.accessToken)
         case .failure(.noTokenWorker):

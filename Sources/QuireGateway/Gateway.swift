@@ -118,6 +118,8 @@ public final class Gateway: Sendable {
     public let listen: String
     public let client: ClientConfiguration
     public let tls: HTTPServerConfiguration.TLS?
+    /// How long a token got for an API key is kept (``APIKeyTokens/cacheSeconds``): the revocation window.
+    public let apiKeyCacheSeconds: Int64
     private let logger: Logger
     private let stopRequested = Atomic<Bool>(false)
     private let stopSignal = DispatchSemaphore(value: 0)
@@ -127,10 +129,12 @@ public final class Gateway: Sendable {
     /// HTTP threads; each holds one request while its image is read.
     public static let threads = 16
 
-    public init(listen: String, client: ClientConfiguration, tls: HTTPServerConfiguration.TLS? = nil, logger: Logger) {
+    public init(listen: String, client: ClientConfiguration, tls: HTTPServerConfiguration.TLS? = nil,
+                apiKeyCacheSeconds: Int64 = APIKeyTokens.maxCacheSeconds, logger: Logger) {
         self.listen = listen
         self.client = client
         self.tls = tls
+        self.apiKeyCacheSeconds = apiKeyCacheSeconds
         self.logger = logger
     }
 
@@ -178,7 +182,7 @@ public final class Gateway: Sendable {
         defer { Self.blocking { await client.close() } }
         let logger = self.logger
         let tokens = TokenBackend.broker(client)
-        let keys = APIKeyTokens(backend: tokens)
+        let keys = APIKeyTokens(backend: tokens, cacheSeconds: apiKeyCacheSeconds)
         let recognize: Recognizer = { call in
             var call = call
             switch keys.token(for: call.credential) {

@@ -26,7 +26,7 @@ enum ClientsCommand {
             client also gets an API key (qk_…, stored as a SHA-256 hash, shown once) that apps send to
             the HTTP gateway as Ocp-Apim-Subscription-Key, ?key= or x-goog-api-key. 'remove' revokes
             the client, its secret and its key. A running token worker sees changes at once; a
-            gateway stops accepting a removed key within 60 s (docs/gateway.md).
+            gateway stops accepting a removed key within its --api-key-cache-s (60 s at most).
             """,
         groups: [OptionGroup(options: [dataOption, scope.info, apiKey.info, json.info])],
         run: run)
