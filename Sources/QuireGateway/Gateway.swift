@@ -112,8 +112,10 @@ public typealias Recognizer = @Sendable (OCRCall) -> Result<OCRResult, GatewayFa
 /// `quire gateway`: an HTTP server that answers the calls apps make to Cloud Vision, the Firebase
 /// callable `annotateImage` (each image one `ocr` request, answered in the same HTTP exchange) and
 /// Azure Read 3.2/2.0 (each image a durable Titanic job, polled at its `Operation-Location`), as one
-/// more Majordomo client of the broker. The broker checks every request's token; the gateway passes
-/// `Authorization: Bearer` on and never looks inside it.
+/// more Majordomo client of the broker, plus the OAuth 2.0 token endpoint (``OAuthTokenEndpoint``,
+/// answered by the token worker). The broker checks every request's token; the gateway passes
+/// `Authorization: Bearer` on and never looks inside it, and turns API keys into tokens at the token
+/// worker (``APIKeyTokens``) without checking them itself.
 public final class Gateway: Sendable {
     public let listen: String
     public let client: ClientConfiguration

@@ -336,3 +336,24 @@ def test_a_key_whose_client_lacks_the_scope_is_forbidden(stack, png):
     assert status == 403, body
     assert body["error"]["status"] == "PERMISSION_DENIED"
     serves(stack, png, {"x-goog-api-key": stack.app["api_key"]})
+
+
+def test_the_api_key_grant_the_gateway_sends_matches_the_schemas(stack):
+    import jsonschema
+    from conftest import REPO_ROOT
+    request_schema = json.loads((REPO_ROOT / "proto-json" / "auth-token-request.schema.json").read_text())
+    response_schema = json.loads((REPO_ROOT / "proto-json" / "auth-token-response.schema.json").read_text())
+    for schema in (request_schema, response_schema):
+        jsonschema.Draft202012Validator.check_schema(schema)
+        for example in schema.get("examples", []):
+            jsonschema.Draft202012Validator(schema).validate(example)
+    # The frame as the gateway's TokenGrant encodes it (sorted keys), straight to auth.token.
+    frame = {"api_key": stack.app["api_key"], "grant_type": "urn:quire:params:oauth:grant-type:api-key"}
+    jsonschema.Draft202012Validator(request_schema).validate(frame)
+    (reply,) = stack.call(b"auth.token", [json.dumps(frame, sort_keys=True, separators=(",", ":")).encode()])
+    body = json.loads(reply)
+    jsonschema.Draft202012Validator(response_schema).validate(body)
+    assert body["token_type"] == "Bearer" and 0 < body["expires_in"] <= 120 and body["scope"] == "ocr"
+    (refused,) = stack.call(b"auth.token", [json.dumps(dict(frame, api_key="qk_unknown")).encode()])
+    error = json.loads(refused)["error"]
+    assert error["code"] == "invalid_client" and "qk_unknown" not in error["message"]
