@@ -75,6 +75,9 @@ public struct OCRConfiguration: Sendable, Equatable {
     /// or digit, or at most two read with less than ``noiseConfidence``).
     public var dropNoiseWords: Bool = true
     public var noiseConfidence: Double = 0.5
+    /// In `document` mode, change the few amounts written with the page's other decimal separator
+    /// (`33,90` among `12.50`s) to the one it uses (``DecimalSeparators``).
+    public var unifyDecimals: Bool = true
     /// Tesseract parameters set on every engine. By default `tessedit_do_invert=0`: Tesseract then
     /// does not read every line a second time inverted (white on black), which cost 5–15% of the time
     /// on the receipts and found nothing there (`QUIRE_TESSERACT_VARIABLES=name=value,…` adds or overrides).
@@ -118,6 +121,8 @@ public struct OCRConfiguration: Sendable, Equatable {
         Setting(\.chooseSegmentation, variable: "QUIRE_OCR_CHOOSE_SEGMENTATION", .onOff, help: "psm 6 for single-column documents, psm 3 for columns"),
         Setting(\.detectOrientation, variable: "QUIRE_OCR_ORIENTATION", .onOff, help: "check quarter turns of documents that read with low confidence"),
         Setting(\.dropNoiseWords, variable: "QUIRE_OCR_DROP_NOISE", .onOff, help: "drop the words made of rules, borders and specks"),
+        Setting(\.unifyDecimals, variable: "QUIRE_OCR_DECIMALS", .onOff,
+                help: "give a page's few odd amounts (33,90 among 12.50s) the decimal separator it uses"),
         Setting(variable: "QUIRE_TESSERACT_VARIABLES", .engineVariables,
                 help: "Tesseract parameters, `name=value,…` (added to or overriding the default)",
                 set: { configuration, variables in configuration.engineVariables.merge(variables) { _, new in new } },

@@ -410,6 +410,13 @@ extension Recognizer {
                 "wordsDropped": Double(dropped), "maxConfidence": configuration.noiseConfidence,
             ]))
         }
+        if mode == .document && configuration.unifyDecimals {
+            let (unified, changed, dots, commas) = DecimalSeparators.unify(recognized)
+            recognized = unified
+            steps.append(.init(step: "decimals", applied: changed > 0, parameters: [
+                "wordsChanged": Double(changed), "amountsWithDot": Double(dots), "amountsWithComma": Double(commas),
+            ]))
+        }
         let built = ResultBuilder.page(recognized, number: number, size: page.size, toPage: page.toPage, scale: prepared.scale,
                                        quarterTurns: page.quarterTurns, mirrored: prepared.mirrored, deskewAngle: page.deskewAngle,
                                        transform: page.toStored, renderings: renderings.isEmpty ? nil : renderings)

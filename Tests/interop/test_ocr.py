@@ -502,6 +502,23 @@ def test_ink_is_darkened_on_clean_paper_and_not_on_grainy_paper(stack):
     assert "ink" not in [s["step"] for s in line["metadata"]["steps"]]
 
 
+def test_a_receipts_odd_decimal_comma_takes_the_dot_the_receipt_uses(stack):
+    """A receipt that writes its amounts with dots gets the one amount read with a comma changed to a
+    dot (`decimals` step: words and texts), and a page of comma amounts keeps its commas."""
+    receipt = ["Nasi Lemak 12.50", "Teh Tarik 4.20", "Roti Canai 7.00", "TOTAL 33,90"]
+    doc = ocr(stack, {}, oi.png(oi.render_lines(receipt, "mono", 36).image))
+    (step,) = [s for s in doc["metadata"]["steps"] if s["step"] == "decimals"]
+    assert step["applied"] and step["parameters"] == {"wordsChanged": 1, "amountsWithDot": 3, "amountsWithComma": 1}, step
+    assert "TOTAL 33.90" in doc["text"] and "33,90" not in doc["text"], doc["text"]
+    words = [w["text"] for b in doc["pages"][0]["blocks"] for p in b["paragraphs"] for ln in p["lines"] for w in ln["words"]]
+    assert "33.90" in words and "33,90" not in words, words
+    german = ["Brot 2,50", "Milch 1,19", "Butter 3,69", "Summe 7,38"]
+    doc = ocr(stack, {}, oi.png(oi.render_lines(german, "mono", 36).image))
+    (step,) = [s for s in doc["metadata"]["steps"] if s["step"] == "decimals"]
+    assert not step["applied"] and step["parameters"]["amountsWithComma"] == 4, step
+    assert "Summe 7,38" in doc["text"], doc["text"]
+
+
 def test_deskew_angle_reports_the_skew(stack):
     drawn = _degrade("skew+3")
     page = ocr(stack, {}, oi.png(drawn.image))["pages"][0]

@@ -1,0 +1,64 @@
+import Foundation
+import Tesseract
+
+extension RecognizedPage {
+    /// The page with every word for which `transform` returns a list replaced by that list (an empty
+    /// one drops the word; nil keeps it as it is), the texts of changed lines, paragraphs, blocks and
+    /// the page rebuilt as Tesseract writes them, and lines, paragraphs and blocks left empty removed;
+    /// and how many words were replaced or dropped.
+    func rebuilt(words transform: (RecognizedElement) -> [RecognizedElement]?) -> (RecognizedPage, changedWords: Int) {
+        var changedWords = 0
+        var out = self
+        var anyChanged = false
+        out.blocks = blocks.compactMap { block -> RecognizedElement? in
+            var block = block
+            var blockChanged = false
+            block.children = block.children.compactMap { paragraph -> RecognizedElement? in
+                var paragraph = paragraph
+                var paragraphChanged = false
+                paragraph.children = paragraph.children.compactMap { line -> RecognizedElement? in
+                    var line = line
+                    var lineChanged = false
+                    var kept: [RecognizedElement] = []
+                    for word in line.children {
+                        if let replacement = transform(word) {
+                            lineChanged = true
+                            changedWords += 1
+                            kept += replacement
+                        } else {
+                            kept.append(word)
+                        }
+                    }
+                    guard lineChanged else { return line }
+                    paragraphChanged = true
+                    guard !kept.isEmpty else { return nil }
+                    line.children = kept
+                    line.text = kept.map { $0.text.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: " ") + "\n"
+                    return line
+                }
+                guard !paragraph.children.isEmpty else { blockChanged = true; return nil }
+                if paragraphChanged {
+                    blockChanged = true
+                    paragraph.text = paragraph.children.map(\.text).joined()
+                }
+                return paragraph
+            }
+            guard !block.children.isEmpty else { anyChanged = anyChanged || blockChanged; return nil }
+            if blockChanged {
+                anyChanged = true
+                block.text = block.children.map(\.text).joined(separator: "\n") + "\n"
+            }
+            return block
+        }
+        // Tesseract's page text: a line per line, a blank line after each paragraph.
+        if anyChanged {
+            out.text = out.blocks.flatMap(\.children).map { $0.children.map(\.text).joined() + "\n" }.joined()
+        }
+        return (out, changedWords)
+    }
+
+    /// The page with words replaced where `edit` returns one.
+    func editingWords(_ edit: (RecognizedElement) -> RecognizedElement?) -> RecognizedPage {
+        rebuilt { word in edit(word).map { [$0] } }.0
+    }
+}
