@@ -73,6 +73,11 @@ public enum FirebaseCallable {
     }
 
     static func error(_ status: String, _ message: String) -> HTTPResponse {
+        error(status, message, http: httpCode(status))
+    }
+
+    /// The envelope with an HTTP code of the server's choosing (the server's own refusals: 413, 431).
+    static func error(_ status: String, _ message: String, http: Int) -> HTTPResponse {
         struct Body: Encodable {
             struct Inner: Encodable {
                 var status: String
@@ -80,6 +85,6 @@ public enum FirebaseCallable {
             }
             var error: Inner
         }
-        return Gateway.json(httpCode(status), Body(error: .init(status: status, message: message)))
+        return Gateway.json(http, Body(error: .init(status: status, message: message)))
     }
 }

@@ -97,7 +97,7 @@ public struct GatewayFailure: Error, Sendable, Equatable {
 public typealias Recognizer = @Sendable (OCRCall) -> Result<OCRResult, GatewayFailure>
 
 /// `quire gateway`: an HTTP server that answers the calls apps make to Cloud Vision, the Firebase
-/// callable `annotateImage` (each image one `ocr` request, answered in the same HTTP exchange) and
+/// callable `annotateImage`, Azure Image Analysis 4.0 (each image one `ocr` request, answered in the same HTTP exchange) and
 /// Azure Read 3.2/2.0 (each image a durable Titanic job, polled at its `Operation-Location`), as one
 /// more Majordomo client of the broker. The broker checks every request's token; the gateway passes
 /// `Authorization: Bearer` on and never looks inside it.
@@ -130,29 +130,22 @@ public final class Gateway: Sendable {
                                 maxHeaderBytes: 16 * 1024, maxBodyBytes: maxBodyBytes, connectionMemoryBytes: 64 * 1024, tls: tls)
     }
 
-    /// Every route the gateway answers; what matches none gets Google's 404/405 body.
-    /// Paths under `/vision/` answer misses in Azure's shape, the rest in Google's.
+    /// Every route the gateway answers; what matches none gets a 404 or 405 in the shape of the API
+    /// its path belongs to (``APIFamily``): Azure's under `/vision/` and `/computervision/`, Google's elsewhere.
     public static func router(recognize: @escaping Recognizer, jobs: JobBackend = .none, https: Bool = false) -> HTTPRouter {
         var router = HTTPRouter()
         CloudVisionAPI.add(to: &router, recognize: recognize)
         FirebaseCallable.add(to: &router, recognize: recognize)
         AzureAPI.add(to: &router, jobs: jobs, https: https)
-        router.notFound = { request in
-            if request.path.hasPrefix("/vision/") { return AzureAPI.error(404, "NotFound", "Resource not found: \(request.path).") }
-            return CloudVisionAPI.error(404, "The requested URL \(request.path) was not found on this server.")
-        }
-        router.methodNotAllowed = { request, allowed in
-            let message = "Method \(request.method) is not allowed for \(request.path); use \(allowed.joined(separator: ", "))."
-            var response = request.path.hasPrefix("/vision/") ? AzureAPI.error(405, "MethodNotAllowed", message) : CloudVisionAPI.error(405, message)
-            response.headers.set("Allow", allowed.joined(separator: ", "))
-            return response
-        }
+        ImageAnalysisAPI.add(to: &router, recognize: recognize)
+        router.notFound = { APIFamily(path: $0.path).notFound($0) }
+        router.methodNotAllowed = { APIFamily(path: $0.path).methodNotAllowed($0, allowed: $1) }
         return router
     }
 
-    /// The server's own refusals (400, 413, 431) in Google's error shape.
-    public static func rejection(_ status: Int, _ message: String) -> HTTPResponse {
-        CloudVisionAPI.error(status, message)
+    /// The server's own refusals (400, 413, 431) in the error shape of the API the request's path belongs to.
+    public static func rejection(_ status: Int, _ message: String, _ head: HTTPRequest) -> HTTPResponse {
+        APIFamily(path: head.path).rejection(status, message)
     }
 
     /// Serves until ``stop()``; `onListening` is told the bound port.
