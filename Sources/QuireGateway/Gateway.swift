@@ -105,6 +105,8 @@ public final class Gateway: Sendable {
     public let listen: String
     public let client: ClientConfiguration
     public let tls: HTTPServerConfiguration.TLS?
+    /// How long a client may take to send one whole request (head and body); slower ones are cut off.
+    public let requestTimeout: Milliseconds
     private let logger: Logger
     private let stopRequested = Atomic<Bool>(false)
     private let stopSignal = DispatchSemaphore(value: 0)
@@ -114,10 +116,12 @@ public final class Gateway: Sendable {
     /// HTTP threads; each holds one request while its image is read.
     public static let threads = 16
 
-    public init(listen: String, client: ClientConfiguration, tls: HTTPServerConfiguration.TLS? = nil, logger: Logger) {
+    public init(listen: String, client: ClientConfiguration, tls: HTTPServerConfiguration.TLS? = nil, requestTimeout: Milliseconds = 60_000,
+                logger: Logger) {
         self.listen = listen
         self.client = client
         self.tls = tls
+        self.requestTimeout = requestTimeout
         self.logger = logger
     }
 
@@ -125,9 +129,14 @@ public final class Gateway: Sendable {
         if !stopRequested.exchange(true, ordering: .acquiringAndReleasing) { stopSignal.signal() }
     }
 
-    public static func serverConfiguration(listen: ListenAddress, tls: HTTPServerConfiguration.TLS?) -> HTTPServerConfiguration {
-        HTTPServerConfiguration(listen: listen, threads: threads, maxConnections: 256, idleTimeoutSeconds: 60, requestTimeout: .seconds(60),
-                                maxHeaderBytes: 16 * 1024, maxBodyBytes: maxBodyBytes, connectionMemoryBytes: 64 * 1024, tls: tls)
+    public static func serverConfiguration(listen: ListenAddress, tls: HTTPServerConfiguration.TLS?,
+                                           requestTimeout: Milliseconds = 60_000) -> HTTPServerConfiguration {
+        // Silence is cut off by the request timeout first (with 408); the idle timeout is for clients
+        // that stop reading a response, or stay silent on a kept-alive connection.
+        let seconds = max(60, Int((requestTimeout.value + 999) / 1000))
+        return HTTPServerConfiguration(listen: listen, threads: threads, maxConnections: 256, idleTimeoutSeconds: seconds,
+                                       requestTimeout: .milliseconds(requestTimeout.value), maxHeaderBytes: 16 * 1024, maxBodyBytes: maxBodyBytes,
+                                       connectionMemoryBytes: 64 * 1024, tls: tls)
     }
 
     /// Every route the gateway answers; what matches none gets a 404 or 405 in the shape of the API
@@ -173,7 +182,7 @@ public final class Gateway: Sendable {
                 }
             }
         }
-        let server = try HTTPServer(configuration: Self.serverConfiguration(listen: address, tls: tls),
+        let server = try HTTPServer(configuration: Self.serverConfiguration(listen: address, tls: tls, requestTimeout: requestTimeout),
                                     log: { logger.debug("http", metadata: ["detail": $0]) },
                                     rejection: Self.rejection,
                                     handler: Self.router(recognize: recognize, jobs: .titanic(client), https: tls != nil).handler)
