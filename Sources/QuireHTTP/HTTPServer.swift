@@ -340,9 +340,11 @@ final class ServerCore: Sendable {
         if size > 0 {
             uploadSize.pointee = 0
             if state.tooLarge {
-                // A chunked body past the limit: read on (without keeping it) to answer 413, but only so far.
+                // A chunked body past the limit: read on (without keeping it) to answer 413, but only a
+                // little past the limit (the client may still be sending the chunks in flight: 64 KiB, or a
+                // sixteenth of the limit up to 1 MiB); a body that goes on is cut off.
                 state.discarded += size
-                return state.discarded > max(maxBodyBytes, 64 * 1024) ? .NO : .YES
+                return state.discarded > maxBodyBytes + max(64 * 1024, min(maxBodyBytes / 16, 1 << 20)) ? .NO : .YES
             }
             if state.request.body.count + size > maxBodyBytes {
                 state.tooLarge = true
