@@ -135,6 +135,9 @@ public enum CloudVisionAPI {
     /// Standard or URL-safe base64, padded or not, as proto3 JSON accepts `bytes`.
     static func decodeBase64(_ text: String) -> [UInt8]? {
         var normalized = String(text.filter { !$0.isWhitespace }.map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 })
+        // Padding only at the end (Foundation's decoder takes `ab=c`, which Google refuses).
+        let unpadded = normalized.utf8.reversed().drop { $0 == UInt8(ascii: "=") }
+        if unpadded.contains(UInt8(ascii: "=")) || normalized.utf8.count - unpadded.count > 2 { return nil }
         let remainder = normalized.utf8.count % 4
         if remainder == 1 { return nil }
         if remainder > 0 { normalized += String(repeating: "=", count: 4 - remainder) }

@@ -19,8 +19,10 @@ public enum FirebaseCallable {
     }
 
     static func annotateImage(_ request: HTTPRequest, recognize: Recognizer) -> HTTPResponse {
-        let contentType = request.headers["Content-Type"]?.lowercased() ?? ""
-        guard contentType.hasPrefix("application/json") else {
+        // The media type exactly (parameters such as charset aside): `application/jsonx` is not JSON.
+        let contentType = (request.headers["Content-Type"] ?? "").lowercased().split(separator: ";").first
+            .map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        guard contentType == "application/json" else {
             return error("INVALID_ARGUMENT", "Request has incorrect Content-Type: callable functions take application/json.")
         }
         let envelope: Envelope
