@@ -189,6 +189,8 @@ enum BenchGatewayCommand {
         let options = try invocation.configured(GatewayBenchOptions(), settings)
         let logger = try BenchOptions.logger(invocation)
         let quiet = try invocation.value(BenchOptions.quiet, or: false)
+        // Real workers load Tesseract: first re-execute with OMP_THREAD_LIMIT=1, as `quire bench ocr` does.
+        if options.ocr { ensureSingleThreadedOpenMP() }
         let benchmark = GatewayBenchmark(options: options, logger: logger) { line in
             if !quiet { printError("bench: " + line) }
         }
