@@ -41,7 +41,8 @@ let package = Package(
         // that subscribe to the broker's stats socket (terminal view, Prometheus exporter).
         .target(name: "QuireStats", dependencies: ["QuireSupport", "QuireWire"]),
         .target(name: "QuireMonitor", dependencies: ["QuireStats", "ZeroMQ", "QuireSupport", "QuireHTTP"]),
-        .target(name: "QuireGateway", dependencies: ["QuireClient", "QuireFormats", "QuireHTTP", "QuireWire", "QuireSupport"]),
+        // The gateway links the verifying side of tokens only for SHA-256 (its API-key cache); it holds no key.
+        .target(name: "QuireGateway", dependencies: ["QuireClient", "QuireFormats", "QuireHTTP", "QuireWire", "QuireSupport", "QuireJWT"]),
         .target(name: "QuireClient", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport"]),
         // Tokens, verifying side: the JWT format, JWKS, the verifier and its cache (what the broker links).
         .target(name: "QuireJWT", dependencies: ["CSodium", "QuireWire"]),

@@ -62,7 +62,7 @@ public enum AzureAPI {
         }
         guard !request.body.isEmpty else { return error(400, "InvalidImage", "The body is empty: send the image's bytes.") }
         let languages = request.query("language").flatMap { $0.isEmpty || $0 == "unk" ? nil : [$0] }
-        let call = OCRCall(image: request.body, mode: "document", languages: languages, token: Gateway.bearerToken(request))
+        let call = OCRCall(image: request.body, mode: "document", languages: languages, credential: .azure(request))
         switch jobs.submit(call) {
         case .success(let id):
             return HTTPResponse(status: 202, headers: ["Operation-Location": location(id), "apim-request-id": id])
@@ -72,7 +72,7 @@ public enum AzureAPI {
     }
 
     static func poll(_ request: HTTPRequest, id: String, jobs: JobBackend, render: (JobState) -> HTTPResponse) -> HTTPResponse {
-        switch jobs.poll(id, Gateway.bearerToken(request)) {
+        switch jobs.poll(id, .azure(request)) {
         case .success(let state?): return render(state)
         case .success(nil): return error(404, "NotFound", "Operation '\(id)' was not found (never submitted, or its result expired).")
         case .failure(let failure): return error(failure)
@@ -80,7 +80,8 @@ public enum AzureAPI {
     }
 
     static func error(_ failure: GatewayFailure) -> HTTPResponse {
-        switch failure.kind {
+        if failure.isInvalidAPIKey { return invalidKey }
+        return switch failure.kind {
         case .invalidImage: error(400, "InvalidImage", failure.message)
         case .unauthenticated: error(401, "Unauthorized", failure.message)
         case .forbidden: error(403, "Forbidden", failure.message)
@@ -89,6 +90,11 @@ public enum AzureAPI {
         case .internal: error(500, "InternalServerError", failure.message)
         }
     }
+
+    /// What Azure's API Management front answers an unknown or revoked `Ocp-Apim-Subscription-Key`:
+    /// 401, the code as a string.
+    public static let invalidKey = error(401, "401", "Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key "
+                                           + "for an active subscription and use a correct regional API endpoint for your resource.")
 
     /// Azure's error body: `{"error":{"code":"InvalidImageUrl","message":"…"}}`.
     public static func error(_ status: Int, _ code: String, _ message: String) -> HTTPResponse {

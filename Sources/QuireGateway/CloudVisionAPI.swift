@@ -86,10 +86,10 @@ public enum CloudVisionAPI {
         }
         let requests = batch.requests ?? []
         guard !requests.isEmpty else { return Self.error(400, "No requests were specified: send {\"requests\":[{\"image\":{\"content\":…},\"features\":[…]}]}.") }
-        let token = Gateway.bearerToken(request)
+        let credential = Credential.google(request)
         var calls: [(OCRCall, CloudVision.Feature)] = []
         for (index, item) in requests.enumerated() {
-            switch call(item, field: "requests[\(index)]", token: token) {
+            switch call(item, field: "requests[\(index)]", credential: credential) {
             case .success(let call): calls.append(call)
             case .failure(let refusal): return Self.error(refusal.status, refusal.message)
             }
@@ -101,6 +101,7 @@ public enum CloudVisionAPI {
                 responses.append(CloudVision.response(result, feature: feature))
             case .failure(let failure):
                 // Auth is about the whole call, as Google answers it.
+                if failure.isInvalidAPIKey { return invalidKey }
                 if failure.kind == .unauthenticated || failure.kind == .forbidden {
                     return Self.error(httpStatus(failure.kind), failure.message)
                 }
@@ -111,7 +112,7 @@ public enum CloudVisionAPI {
     }
 
     /// The `ocr` call for one `AnnotateImageRequest`, or why there is none.
-    static func call(_ item: ImageRequest, field: String, token: String?) -> Result<(OCRCall, CloudVision.Feature), Refusal> {
+    static func call(_ item: ImageRequest, field: String, credential: Credential) -> Result<(OCRCall, CloudVision.Feature), Refusal> {
         let types = item.features.compactMap(\.type)
         guard !types.isEmpty else {
             return .failure(Refusal(status: 400, message: "No feature is specified in \(field).features: use TEXT_DETECTION or DOCUMENT_TEXT_DETECTION."))
@@ -129,7 +130,7 @@ public enum CloudVisionAPI {
         guard let bytes = decodeBase64(content) else {
             return .failure(Refusal(status: 400, message: "Invalid value at '\(field).image.content' (TYPE_BYTES), Base64 decoding failed."))
         }
-        return .success((OCRCall(image: bytes, mode: feature.mode, languages: item.imageContext?.languageHints, token: token), feature))
+        return .success((OCRCall(image: bytes, mode: feature.mode, languages: item.imageContext?.languageHints, credential: credential), feature))
     }
 
     /// Standard or URL-safe base64, padded or not, as proto3 JSON accepts `bytes`. Works on the UTF-8
@@ -202,6 +203,31 @@ public enum CloudVisionAPI {
         case .internal: 500
         }
     }
+
+    /// Google's answer to an unknown or revoked API key: 400 INVALID_ARGUMENT (not 401) with the
+    /// `google.rpc.ErrorInfo` detail whose `reason` client libraries look at.
+    public static let invalidKey: HTTPResponse = {
+        struct Body: Encodable {
+            struct Inner: Encodable {
+                var code = 400
+                var message = APIKeyTokens.invalidKeyMessage
+                var status = "INVALID_ARGUMENT"
+                var details = [ErrorInfo()]
+            }
+            struct ErrorInfo: Encodable {
+                var type = "type.googleapis.com/google.rpc.ErrorInfo"
+                var reason = "API_KEY_INVALID"
+                var domain = "googleapis.com"
+                var metadata = ["service": "vision.googleapis.com"]
+                enum CodingKeys: String, CodingKey {
+                    case type = "@type"
+                    case reason, domain, metadata
+                }
+            }
+            var error = Inner()
+        }
+        return Gateway.json(400, Body())
+    }()
 
     /// Google's error body: `{"error":{"code":400,"message":"…","status":"INVALID_ARGUMENT"}}`.
     public static func error(_ status: Int, _ message: String) -> HTTPResponse {

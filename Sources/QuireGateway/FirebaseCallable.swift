@@ -32,7 +32,7 @@ public enum FirebaseCallable {
             return Self.error("INVALID_ARGUMENT", "Bad Request: \(CloudVisionAPI.describe(error))")
         }
         guard let item = envelope.data else { return error("INVALID_ARGUMENT", "Bad Request: the body has no \"data\".") }
-        switch CloudVisionAPI.call(item, field: "data", token: Gateway.bearerToken(request)) {
+        switch CloudVisionAPI.call(item, field: "data", credential: .google(request)) {
         case .failure(let refusal):
             return error("INVALID_ARGUMENT", refusal.message)
         case .success(let (call, feature)):

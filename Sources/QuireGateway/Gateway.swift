@@ -15,13 +15,23 @@ public struct OCRCall: Sendable, Equatable {
     public var languages: [String]?
     /// The bearer token the HTTP client presented, passed to the broker as the request's `token`.
     public var token: String?
+    /// The API key the HTTP client presented instead; exchanged for a token before the call goes out
+    /// (``APIKeyTokens``), never sent to the broker itself.
+    public var apiKey: String?
 
-    public init(image: [UInt8], mode: String, languages: [String]? = nil, token: String? = nil) {
+    public init(image: [UInt8], mode: String, languages: [String]? = nil, token: String? = nil, apiKey: String? = nil) {
         self.image = image
         self.mode = mode
         self.languages = languages
         self.token = token
+        self.apiKey = apiKey
     }
+
+    public init(image: [UInt8], mode: String, languages: [String]? = nil, credential: Credential) {
+        self.init(image: image, mode: mode, languages: languages, token: credential.token, apiKey: credential.apiKey)
+    }
+
+    public var credential: Credential { Credential(token: token, apiKey: apiKey) }
 
     /// The `ocr` request's JSON frame (`proto-json/ocr-request.schema.json`).
     var requestFrame: [UInt8] { requestFrame(job: nil) }
@@ -59,6 +69,9 @@ public struct GatewayFailure: Error, Sendable, Equatable {
 
     public var kind: Kind
     public var message: String
+    /// The failure is an unknown or revoked API key (kind ``Kind/unauthenticated``): each API has its
+    /// own body for that.
+    public var isInvalidAPIKey = false
 
     public init(_ kind: Kind, _ message: String) {
         self.kind = kind
@@ -99,14 +112,18 @@ public typealias Recognizer = @Sendable (OCRCall) -> Result<OCRResult, GatewayFa
 /// `quire gateway`: an HTTP server that answers the calls apps make to Cloud Vision, the Firebase
 /// callable `annotateImage`, Azure Image Analysis 4.0 (each image one `ocr` request, answered in the same HTTP exchange) and
 /// Azure Read 3.2/2.0 (each image a durable Titanic job, polled at its `Operation-Location`), as one
-/// more Majordomo client of the broker. The broker checks every request's token; the gateway passes
-/// `Authorization: Bearer` on and never looks inside it.
+/// more Majordomo client of the broker, plus the OAuth 2.0 token endpoint (``OAuthTokenEndpoint``,
+/// answered by the token worker). The broker checks every request's token; the gateway passes
+/// `Authorization: Bearer` on and never looks inside it, and turns API keys into tokens at the token
+/// worker (``APIKeyTokens``) without checking them itself.
 public final class Gateway: Sendable {
     public let listen: String
     public let client: ClientConfiguration
     public let tls: HTTPServerConfiguration.TLS?
     /// How long a client may take to send one whole request (head and body); slower ones are cut off.
     public let requestTimeout: Milliseconds
+    /// How long a token got for an API key is kept (``APIKeyTokens/cacheSeconds``): the revocation window.
+    public let apiKeyCacheSeconds: Int64
     private let logger: Logger
     private let stopRequested = Atomic<Bool>(false)
     private let stopSignal = DispatchSemaphore(value: 0)
@@ -117,11 +134,12 @@ public final class Gateway: Sendable {
     public static let threads = 16
 
     public init(listen: String, client: ClientConfiguration, tls: HTTPServerConfiguration.TLS? = nil, requestTimeout: Milliseconds = 60_000,
-                logger: Logger) {
+                apiKeyCacheSeconds: Int64 = APIKeyTokens.maxCacheSeconds, logger: Logger) {
         self.listen = listen
         self.client = client
         self.tls = tls
         self.requestTimeout = requestTimeout
+        self.apiKeyCacheSeconds = apiKeyCacheSeconds
         self.logger = logger
     }
 
@@ -140,9 +158,10 @@ public final class Gateway: Sendable {
     }
 
     /// Every route the gateway answers; what matches none gets a 404 or 405 in the shape of the API
-    /// its path belongs to (``APIFamily``): Azure's under `/vision/` and `/computervision/`, Google's elsewhere.
-    public static func router(recognize: @escaping Recognizer, jobs: JobBackend = .none, https: Bool = false) -> HTTPRouter {
+    /// its path belongs to (``APIFamily``): Azure's under `/vision/` and `/computervision/`, OAuth's for the token endpoint, Google's elsewhere.
+    public static func router(recognize: @escaping Recognizer, jobs: JobBackend = .none, tokens: TokenBackend = .none, https: Bool = false) -> HTTPRouter {
         var router = HTTPRouter()
+        OAuthTokenEndpoint.add(to: &router, tokens: tokens)
         CloudVisionAPI.add(to: &router, recognize: recognize)
         FirebaseCallable.add(to: &router, recognize: recognize)
         AzureAPI.add(to: &router, jobs: jobs, https: https)
@@ -165,10 +184,18 @@ public final class Gateway: Sendable {
         let client = try QuireClient(configuration: self.client)
         defer { Self.blocking { await client.close() } }
         let logger = self.logger
+        let tokens = TokenBackend.broker(client)
+        let keys = APIKeyTokens(backend: tokens, cacheSeconds: apiKeyCacheSeconds)
         let recognize: Recognizer = { call in
-            Self.blocking {
+            var call = call
+            switch keys.token(for: call.credential) {
+            case .success(let token): (call.token, call.apiKey) = (token, nil)
+            case .failure(let failure): return .failure(failure)
+            }
+            let request = call
+            return Self.blocking {
                 do {
-                    let reply = try await client.request(service: "ocr", body: [call.requestFrame, call.image])
+                    let reply = try await client.request(service: "ocr", body: [request.requestFrame, request.image])
                     let frame = reply.first ?? []
                     if let error = WireError(jsonFrame: frame) { return .failure(GatewayFailure(error)) }
                     guard let result = try? JSONDecoder().decode(OCRResult.self, from: Data(frame)) else {
@@ -185,7 +212,8 @@ public final class Gateway: Sendable {
         let server = try HTTPServer(configuration: Self.serverConfiguration(listen: address, tls: tls, requestTimeout: requestTimeout),
                                     log: { logger.debug("http", metadata: ["detail": $0]) },
                                     rejection: Self.rejection,
-                                    handler: Self.router(recognize: recognize, jobs: .titanic(client), https: tls != nil).handler)
+                                    handler: Self.router(recognize: recognize, jobs: .titanic(client, keys: keys), tokens: tokens,
+                                                        https: tls != nil).handler)
         logger.notice("gateway listening", metadata: ["listen": listen, "port": String(server.port), "broker": self.client.broker,
                                                       "tls": tls == nil ? "off" : "on"])
         onListening(server.port)

@@ -12,7 +12,8 @@ import QuireHTTP
 /// Azure Core's `ErrorResponse` as the service fills it: `{"error":{"code":"InvalidRequest","message",
 /// "innererror":{"code":"InvalidImageFormat","message"}}}` with the code also in `x-ms-error-code`;
 /// refusals of the key or token and throttling are the API Management front's `{"error":{"code":"401","message"}}`.
-/// `Ocp-Apim-Subscription-Key` is accepted and not checked (the broker checks bearer tokens).
+/// `Ocp-Apim-Subscription-Key` (what `AzureKeyCredential` sends) is an API key, exchanged for a token
+/// as on the Read routes (``APIKeyTokens``); `Authorization: Bearer` goes to the broker.
 public enum ImageAnalysisAPI {
     /// The `api-version`s answered (both define the same `ImageAnalysisResult` for `read`).
     public static let apiVersions = ["2023-10-01", "2024-02-01"]
@@ -58,7 +59,7 @@ public enum ImageAnalysisAPI {
         }
         guard !request.body.isEmpty else { return invalid("InvalidImageSize", "The body is empty: send the image's bytes.") }
         // `language` is the language of captions and tags, not of the text read: the worker's default reads.
-        let call = OCRCall(image: request.body, mode: "document", languages: nil, token: Gateway.bearerToken(request))
+        let call = OCRCall(image: request.body, mode: "document", languages: nil, credential: .azure(request))
         switch recognize(call) {
         case .success(let result):
             var response = Gateway.json(200, ImageAnalysis.result(result))
@@ -70,7 +71,8 @@ public enum ImageAnalysisAPI {
     }
 
     static func error(_ failure: GatewayFailure) -> HTTPResponse {
-        switch failure.kind {
+        if failure.isInvalidAPIKey { return invalidKey }
+        return switch failure.kind {
         case .invalidImage: invalid("InvalidImageFormat", failure.message)
         case .unauthenticated: error(401, "401", failure.message)
         case .forbidden: error(403, "403", failure.message)
@@ -78,6 +80,13 @@ public enum ImageAnalysisAPI {
         case .unavailable: error(503, "ServiceUnavailable", failure.message)
         case .internal: error(500, "InternalServerError", failure.message, inner: "InternalServerError")
         }
+    }
+
+    /// An unknown or revoked `Ocp-Apim-Subscription-Key`: the API Management front's 401, as on the Read routes.
+    static var invalidKey: HTTPResponse {
+        var response = AzureAPI.invalidKey
+        response.headers.set("x-ms-error-code", "401")
+        return response
     }
 
     /// `400 InvalidRequest` with the specific reason in `innererror`, as the service answers bad input.

@@ -28,10 +28,10 @@ public struct JobBackend: Sendable {
     /// Submits one image; the job id (32 hex digits).
     public var submit: @Sendable (OCRCall) -> Result<String, GatewayFailure>
     /// The job's state; nil when the broker knows no such job.
-    public var poll: @Sendable (_ id: String, _ token: String?) -> Result<JobState?, GatewayFailure>
+    public var poll: @Sendable (_ id: String, _ credential: Credential) -> Result<JobState?, GatewayFailure>
 
     public init(submit: @escaping @Sendable (OCRCall) -> Result<String, GatewayFailure>,
-                poll: @escaping @Sendable (_ id: String, _ token: String?) -> Result<JobState?, GatewayFailure>) {
+                poll: @escaping @Sendable (_ id: String, _ credential: Credential) -> Result<JobState?, GatewayFailure>) {
         self.submit = submit
         self.poll = poll
     }
@@ -40,10 +40,20 @@ public struct JobBackend: Sendable {
     public static let none = JobBackend(submit: { _ in .failure(GatewayFailure(.unavailable, "durable jobs are not available")) },
                                         poll: { _, _ in .failure(GatewayFailure(.unavailable, "durable jobs are not available")) })
 
-    /// Jobs through `client`'s broker (`titanic.request`, `titanic.status`, `titanic.reply`).
-    public static func titanic(_ client: QuireClient) -> JobBackend {
+    /// Jobs through `client`'s broker (`titanic.request`, `titanic.status`, `titanic.reply`); API keys
+    /// are exchanged for tokens by `keys` first.
+    public static func titanic(_ client: QuireClient, keys: APIKeyTokens? = nil) -> JobBackend {
         JobBackend(submit: { call in
-            Gateway.blocking {
+            var call = call
+            if let keys {
+                switch keys.token(for: call.credential) {
+                case .success(let token): (call.token, call.apiKey) = (token, nil)
+                case .failure(let failure): return .failure(failure)
+                }
+            }
+            let submitted = call
+            return Gateway.blocking {
+                let call = submitted
                 do {
                     // The client resends after a timeout (Lazy Pirate); the key makes a resend the same job.
                     let job = JobOptions(idempotencyKey: "quire-gateway-" + UUID().uuidString.lowercased())
@@ -60,7 +70,12 @@ public struct JobBackend: Sendable {
                     return .failure(failure(error))
                 }
             }
-        }, poll: { id, token in
+        }, poll: { id, credential in
+            let token: String?
+            switch keys?.token(for: credential) ?? .success(credential.token) {
+            case .success(let resolved): token = resolved
+            case .failure(let failure): return .failure(failure)
+            }
             guard Titanic.isJobID(id) else { return .success(nil) }
             var body = [Array(id.lowercased().utf8)]
             if let token, let envelope = try? JSONSerialization.data(withJSONObject: ["token": token]) { body.append(Array(envelope)) }

@@ -8,9 +8,12 @@ enum APIFamily {
     case firebaseCallable
     case azureRead
     case imageAnalysis
+    case oauthToken
 
     init(path: String) {
-        if path.hasPrefix("/vision/") {
+        if path == "/oauth2/token" || path.hasSuffix("/oauth2/token") {
+            self = .oauthToken
+        } else if path.hasPrefix("/vision/") {
             self = .azureRead
         } else if path.hasPrefix("/computervision/") {
             self = .imageAnalysis
@@ -24,7 +27,7 @@ enum APIFamily {
     /// No route has this path.
     func notFound(_ request: HTTPRequest) -> HTTPResponse {
         switch self {
-        case .cloudVision, .firebaseCallable:
+        case .cloudVision, .firebaseCallable, .oauthToken:
             return CloudVisionAPI.error(404, "The requested URL \(request.path) was not found on this server.")
         case .azureRead:
             return AzureAPI.error(404, "NotFound", "Resource not found: \(request.path).")
@@ -38,7 +41,7 @@ enum APIFamily {
     func methodNotAllowed(_ request: HTTPRequest, allowed: [String]) -> HTTPResponse {
         let message = "Method \(request.method) is not allowed for \(request.path); use \(allowed.joined(separator: ", "))."
         var response = switch self {
-        case .cloudVision: CloudVisionAPI.error(405, message)
+        case .cloudVision, .oauthToken: CloudVisionAPI.error(405, message)
         // A callable function answers another method as a bad request, in its own envelope.
         case .firebaseCallable: FirebaseCallable.error("INVALID_ARGUMENT", "Request has invalid method. \(message)")
         case .azureRead: AzureAPI.error(405, "MethodNotAllowed", message)
@@ -59,6 +62,8 @@ enum APIFamily {
             return AzureAPI.error(status, status == 413 ? "InvalidImageSize" : "InvalidRequest", message)
         case .imageAnalysis:
             return ImageAnalysisAPI.error(status, "InvalidRequest", message, inner: status == 413 ? "InvalidImageSize" : "BadArgument")
+        case .oauthToken:
+            return OAuthTokenEndpoint.error(status, "invalid_request", message)
         }
     }
 }

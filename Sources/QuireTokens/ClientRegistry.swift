@@ -1,7 +1,8 @@
 import Foundation
 import QuireJWT
 
-/// A client allowed to ask `auth.token` for tokens. Its secret is kept only as an argon2id hash.
+/// A client allowed to ask `auth.token` for tokens. Its secret is kept only as an argon2id hash, its
+/// API key (if it has one) only as a SHA-256 hash.
 public struct RegisteredClient: Codable, Sendable, Equatable {
     /// `client_id`: public, random, `qc_…`.
     public var id: String
@@ -11,11 +12,15 @@ public struct RegisteredClient: Codable, Sendable, Equatable {
     public var scopes: [String]
     /// argon2id in libsodium's string form; never the secret itself.
     public var secretHash: String
+    /// ``APIKey/hash(_:)`` of the client's API key (`sha256:` + base64url); nil: no key. Absent in
+    /// registries written before API keys existed.
+    public var apiKeyHash: String?
     public var created: Int64
 
     enum CodingKeys: String, CodingKey {
         case id, name, scopes, created
         case secretHash = "secret_hash"
+        case apiKeyHash = "api_key_hash"
     }
 }
 
@@ -59,22 +64,33 @@ public struct ClientRegistry: Sendable {
 
     /// Registers a client with a fresh random secret. The secret is returned once and stored only hashed.
     public func add(name: String, scopes: [String], now: Int64) throws(TokenStoreError) -> (client: RegisteredClient, secret: String) {
+        let added = try add(name: name, scopes: scopes, withAPIKey: false, now: now)
+        return (added.client, added.secret)
+    }
+
+    /// Registers a client with a fresh random secret and, with `withAPIKey`, a fresh API key. Both are
+    /// returned once and stored only hashed.
+    public func add(name: String, scopes: [String], withAPIKey: Bool, now: Int64) throws(TokenStoreError)
+        -> (client: RegisteredClient, secret: String, apiKey: String?) {
         for scope in scopes where !Self.isValidScope(scope) || scope == AccessClaims.readerScope {
             throw TokenStoreError("invalid scope '\(scope)'")
         }
         let secret = "qs_" + Base64URL.encode(Sodium.randomBytes(32))
         let hash = try Sodium.passwordHash(secret)
-        return try PrivateFiles.withLock(lockPath) { () throws(TokenStoreError) -> (client: RegisteredClient, secret: String) in
+        let apiKey = withAPIKey ? APIKey.generate() : nil
+        return try PrivateFiles.withLock(lockPath) { () throws(TokenStoreError) -> (client: RegisteredClient, secret: String, apiKey: String?) in
             var clients = try load()
             let client = RegisteredClient(id: "qc_" + Base64URL.encode(Sodium.randomBytes(12)), name: name,
-                                          scopes: Array(Set(scopes)).sorted(), secretHash: hash, created: now)
+                                          scopes: Array(Set(scopes)).sorted(), secretHash: hash, apiKeyHash: apiKey.map(APIKey.hash),
+                                          created: now)
             clients.append(client)
             try save(clients)
-            return (client, secret)
+            return (client, secret, apiKey)
         }
     }
 
-    /// Removes a client; its tokens stop being renewed at once, and exchanges for its tokens fail.
+    /// Removes a client; its tokens stop being renewed at once, exchanges for its tokens fail, and its
+    /// API key is revoked (a gateway drops the token it cached for the key within 60 s).
     /// Returns whether it existed.
     @discardableResult
     public func remove(id: String) throws(TokenStoreError) -> Bool {

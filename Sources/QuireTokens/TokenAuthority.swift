@@ -20,6 +20,11 @@ public struct TokenAuthorityConfiguration: Sendable, Equatable {
     /// milliseconds and 64 MiB by design, which would cap minting at a few dozen tokens a second.
     public var verifiedSecretCacheLifetime: Int64
 
+    /// Lifetime of tokens issued for an API key, seconds (never more than ``tokenLifetime``). Only the
+    /// gateway holds them and it keeps each for at most a minute, so they need not live long; short
+    /// lifetimes bound what a token copied out of the gateway's memory is worth after a key is revoked.
+    public static let apiKeyTokenLifetime: Int64 = 120
+
     /// The longest lifetime accepted for either kind of token (a day): keys are pruned after it.
     public static let maxTokenLifetime: Int64 = 86_400
 
@@ -58,6 +63,8 @@ public final class TokenAuthority: Sendable {
         var keysStamp: Int64 = -1
         var clients: [String: RegisteredClient] = [:]
         var clientsStamp: Int64 = -1
+        /// SHA-256 of each client's API key, with the client's id.
+        var apiKeys: [(digest: [UInt8], value: String)] = []
         /// keyed BLAKE2b of (id, hash, secret) → when the memory of that successful check ends.
         var verified: [[UInt8]: Int64] = [:]
     }
@@ -89,12 +96,23 @@ public final class TokenAuthority: Sendable {
     }
 
     private func refreshedClient(_ id: String) throws(TokenStoreError) -> RegisteredClient? {
+        try refreshedClients { state in state.clients[id] }
+    }
+
+    /// `read` on the client table, reloaded first when the registry file has changed.
+    private func refreshedClients<T: Sendable>(_ read: (State) -> T) throws(TokenStoreError) -> T {
         let stamp = registry.stamp
-        if let found = state.withLock({ $0.clientsStamp == stamp ? Optional($0.clients[id]) : nil }) { return found }
+        if let found = state.withLock({ $0.clientsStamp == stamp ? Optional(read($0)) : nil }) { return found }
         let clients = try registry.load()
         let byID = Dictionary(clients.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        state.withLock { $0.clients = byID; $0.clientsStamp = stamp; $0.verified.removeAll() }
-        return byID[id]
+        let keys = clients.compactMap { client in client.apiKeyHash.flatMap(APIKey.digest(stored:)).map { (digest: $0, value: client.id) } }
+        return state.withLock { state in
+            state.clients = byID
+            state.apiKeys = keys
+            state.clientsStamp = stamp
+            state.verified.removeAll()
+            return read(state)
+        }
     }
 
     /// The JWKS now: pending, signing and recently retired keys.
@@ -160,6 +178,8 @@ public final class TokenAuthority: Sendable {
                 return try clientCredentials(request, now: now)
             case TokenRequest.tokenExchange?:
                 return try exchange(request, now: now)
+            case TokenRequest.apiKeyGrant?:
+                return try apiKeyGrant(request, now: now)
             case let other?:
                 return .failure(WireError(.unsupportedGrantType, "grant_type '\(printable(other))' is not supported; use client_credentials or \(TokenRequest.tokenExchange)"))
             }
@@ -178,9 +198,40 @@ public final class TokenAuthority: Sendable {
         guard let client = try authenticate(id: id, secret: secret, now: now) else {
             return .failure(WireError(.invalidClient, "client authentication failed"))
         }
+        switch Self.scopes(request.scope, of: client) {
+        case .success(let scopes):
+            return try mint(subject: client.id, scopes: scopes, job: nil, expiresAt: now + configuration.tokenLifetime, now: now, issuedTokenType: nil)
+        case .failure(let error):
+            return .failure(error)
+        }
+    }
+
+    /// The API-key grant: the client whose key hash matches gets a token of
+    /// ``TokenAuthorityConfiguration/apiKeyTokenLifetime`` (or the access token lifetime, if shorter).
+    /// An unknown or revoked key is `invalid_client`, as a failed client authentication.
+    private func apiKeyGrant(_ request: TokenRequest, now: Int64) throws(TokenStoreError) -> Result<TokenResponse, WireError> {
+        guard let key = request.apiKey, !key.isEmpty else { return .failure(WireError(.invalidRequest, "api_key is required")) }
+        if let audience = request.audience, audience != configuration.audience {
+            return .failure(WireError(.invalidRequest, "unknown audience '\(printable(audience))'"))
+        }
+        let client = try refreshedClients { state -> RegisteredClient? in
+            APIKey.find(key, in: state.apiKeys).flatMap { state.clients[$0] }
+        }
+        guard let client else { return .failure(WireError(.invalidClient, "API key not valid")) }
+        switch Self.scopes(request.scope, of: client) {
+        case .success(let scopes):
+            let lifetime = min(TokenAuthorityConfiguration.apiKeyTokenLifetime, configuration.tokenLifetime)
+            return try mint(subject: client.id, scopes: scopes, job: nil, expiresAt: now + lifetime, now: now, issuedTokenType: nil)
+        case .failure(let error):
+            return .failure(error)
+        }
+    }
+
+    /// The scopes a token for `client` gets: those `requested` (space-separated), all of them when nil.
+    private static func scopes(_ requested: String?, of client: RegisteredClient) -> Result<Set<String>, WireError> {
         let allowed = Set(client.scopes)
         let scopes: Set<String>
-        if let requested = request.scope {
+        if let requested {
             scopes = Set(requested.split(separator: " ").map(String.init))
             let refused = scopes.subtracting(allowed)
             if !refused.isEmpty { return .failure(WireError(.invalidScope, "scope not granted to this client: \(refused.sorted().map(printable).joined(separator: " "))")) }
@@ -189,7 +240,7 @@ public final class TokenAuthority: Sendable {
             scopes = allowed
         }
         if scopes.isEmpty { return .failure(WireError(.invalidScope, "this client has no scopes")) }
-        return try mint(subject: client.id, scopes: scopes, job: nil, expiresAt: now + configuration.tokenLifetime, now: now, issuedTokenType: nil)
+        return .success(scopes)
     }
 
     private func exchange(_ request: TokenRequest, now: Int64) throws(TokenStoreError) -> Result<TokenResponse, WireError> {

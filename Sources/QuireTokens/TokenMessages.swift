@@ -10,6 +10,9 @@ public struct TokenRequest: Codable, Sendable, Equatable {
     public static let tokenExchange = "urn:ietf:params:oauth:grant-type:token-exchange"
     public static let accessTokenType = "urn:ietf:params:oauth:token-type:access_token"
     public static let jwtTokenType = "urn:ietf:params:oauth:token-type:jwt"
+    /// Quire's extension grant (RFC 6749 §4.5): an API key (`api_key`) for a short-lived token. The
+    /// gateway sends it for the apps that authenticate with `Ocp-Apim-Subscription-Key` or `?key=`.
+    public static let apiKeyGrant = "urn:quire:params:oauth:grant-type:api-key"
 
     public var grantType: String?
     public var clientID: String?
@@ -24,9 +27,11 @@ public struct TokenRequest: Codable, Sendable, Equatable {
     public var job: String?
     /// Token exchange: a shorter lifetime than the default, in seconds.
     public var expiresIn: Int64?
+    /// API-key grant: the key `quire clients add --api-key` printed.
+    public var apiKey: String?
 
     public init(grantType: String?, clientID: String? = nil, clientSecret: String? = nil, scope: String? = nil, audience: String? = nil,
-                subjectToken: String? = nil, subjectTokenType: String? = nil, job: String? = nil, expiresIn: Int64? = nil) {
+                subjectToken: String? = nil, subjectTokenType: String? = nil, job: String? = nil, expiresIn: Int64? = nil, apiKey: String? = nil) {
         self.grantType = grantType
         self.clientID = clientID
         self.clientSecret = clientSecret
@@ -36,6 +41,7 @@ public struct TokenRequest: Codable, Sendable, Equatable {
         self.subjectTokenType = subjectTokenType
         self.job = job
         self.expiresIn = expiresIn
+        self.apiKey = apiKey
     }
 
     enum CodingKeys: String, CodingKey {
@@ -46,10 +52,12 @@ public struct TokenRequest: Codable, Sendable, Equatable {
         case subjectToken = "subject_token"
         case subjectTokenType = "subject_token_type"
         case expiresIn = "expires_in"
+        case apiKey = "api_key"
     }
 
     /// The members' names on the wire, in the order error messages look at them.
-    static let memberNames = ["grant_type", "client_id", "client_secret", "scope", "audience", "subject_token", "subject_token_type", "job", "expires_in"]
+    static let memberNames = ["grant_type", "client_id", "client_secret", "scope", "audience", "subject_token", "subject_token_type", "job", "expires_in",
+                              "api_key"]
 
     /// The JSON frame to send.
     public var jsonFrame: [UInt8] { canonicalJSON(self) }
@@ -57,6 +65,11 @@ public struct TokenRequest: Codable, Sendable, Equatable {
     /// A client-credentials request.
     public static func credentials(_ credentials: Credentials, scope: String? = nil, audience: String? = nil) -> TokenRequest {
         TokenRequest(grantType: clientCredentials, clientID: credentials.clientID, clientSecret: credentials.clientSecret, scope: scope, audience: audience)
+    }
+
+    /// An API-key grant.
+    public static func apiKey(_ key: String, scope: String? = nil) -> TokenRequest {
+        TokenRequest(grantType: apiKeyGrant, scope: scope, apiKey: key)
     }
 
     /// A reader-token exchange for `job`.

@@ -11,20 +11,24 @@ import ZeroMQ
 enum ClientsCommand {
     static let scope = Option("scope", .string("\"S …\""), help: "the services the client may call, space-separated (add)")
     static let json = Option("json", .switch, default: false, help: "machine-readable output")
+    static let apiKey = Option("api-key", .switch, default: false, help: "also give the client an API key for the HTTP gateway (add)")
 
     static let command = Command(
         "clients", listing: ("clients add|list|remove", "manage the clients that may get tokens (secrets stored as argon2id hashes)"),
         usage: """
-            quire clients add NAME --scope "ocr echo" [--json]
+            quire clients add NAME --scope "ocr echo" [--api-key] [--json]
                    quire clients list [--json]
                    quire clients remove CLIENT_ID
             """,
         discussion: """
             Manages the clients allowed to get tokens from the token worker. Secrets are stored only as
-            argon2id hashes: 'add' shows the new secret once, so store it then. A running token worker
-            sees changes at once.
+            argon2id hashes: 'add' shows the new secret once, so store it then. With --api-key the
+            client also gets an API key (qk_…, stored as a SHA-256 hash, shown once) that apps send to
+            the HTTP gateway as Ocp-Apim-Subscription-Key, ?key= or x-goog-api-key. 'remove' revokes
+            the client, its secret and its key. A running token worker sees changes at once; a
+            gateway stops accepting a removed key within its --api-key-cache-s (60 s at most).
             """,
-        groups: [OptionGroup(options: [dataOption, scope.info, json.info])],
+        groups: [OptionGroup(options: [dataOption, scope.info, apiKey.info, json.info])],
         run: run)
 
     /// The token worker's data folder.
@@ -44,22 +48,29 @@ enum ClientsCommand {
             guard let scope = try invocation.value(scope) else { throw UsageError(command: "quire clients", message: "add needs --scope \"ocr …\"") }
             let scopes = scope.split(separator: " ").map(String.init)
             guard !scopes.isEmpty else { throw UsageError(command: "quire clients", message: "--scope is empty") }
-            let (client, secret) = try registry.add(name: invocation.positionals[1], scopes: scopes, now: epochSeconds())
+            let withKey = try invocation.value(Self.apiKey, or: false)
+            let (client, secret, key) = try registry.add(name: invocation.positionals[1], scopes: scopes, withAPIKey: withKey, now: epochSeconds())
             if json {
-                printOut(jsonText(["client_id": client.id, "client_secret": secret, "name": client.name, "scope": client.scopes.joined(separator: " ")]))
+                var fields = ["client_id": client.id, "client_secret": secret, "name": client.name, "scope": client.scopes.joined(separator: " ")]
+                if let key { fields["api_key"] = key }
+                printOut(jsonText(fields))
             } else {
-                printOut("client_id:     \(client.id)\nclient_secret: \(secret)\nscope:         \(client.scopes.joined(separator: " "))")
-                printError("The secret is shown only this once; Quire keeps only its hash.")
+                printOut("client_id:     \(client.id)\nclient_secret: \(secret)\nscope:         \(client.scopes.joined(separator: " "))"
+                         + (key.map { "\napi_key:       \($0)" } ?? ""))
+                printError(key == nil ? "The secret is shown only this once; Quire keeps only its hash."
+                                      : "The secret and the API key are shown only this once; Quire keeps only their hashes.")
             }
             return 0
         case "list":
             let clients = try registry.load()
             if json {
-                let rows = clients.map { ["client_id": $0.id, "name": $0.name, "scope": $0.scopes.joined(separator: " "), "created": String($0.created)] }
+                let rows: [[String: Any]] = clients.map {
+                    ["client_id": $0.id, "name": $0.name, "scope": $0.scopes.joined(separator: " "), "created": String($0.created), "api_key": $0.apiKeyHash != nil]
+                }
                 printOut(jsonText(rows))
             } else {
                 for client in clients {
-                    printOut("\(client.id)  \(client.name)  scope=\"\(client.scopes.joined(separator: " "))\"  created=\(isoDate(client.created))")
+                    printOut("\(client.id)  \(client.name)  scope=\"\(client.scopes.joined(separator: " "))\"  api_key=\(client.apiKeyHash == nil ? "no" : "yes")  created=\(isoDate(client.created))")
                 }
             }
             return 0

@@ -11,6 +11,9 @@ enum GatewayCommand {
     static let tlsKey = Option("tls-key", variable: "QUIRE_GATEWAY_TLS_KEY", .string("FILE"), help: "the PEM private key of --tls-cert")
     static let requestTimeout = Option("request-timeout-ms", variable: "QUIRE_GATEWAY_REQUEST_TIMEOUT_MS", .milliseconds(100...3_600_000),
                                        default: Milliseconds(60_000), help: "a client that takes longer to send one whole request is cut off (408)")
+    static let apiKeyCache = Option("api-key-cache-s", variable: "QUIRE_GATEWAY_API_KEY_CACHE_S", .integer(0...Int(APIKeyTokens.maxCacheSeconds)),
+                                    default: Int(APIKeyTokens.maxCacheSeconds),
+                                    help: "how long the token got for an API key is reused, seconds (a removed key works at most this long; 0: ask every time)")
 
     static let command = Command(
         "gateway", listing: ("gateway", "answer Cloud Vision, Firebase annotateImage, Azure Read and Image Analysis calls over HTTP"),
@@ -21,12 +24,15 @@ enum GatewayCommand {
             Azure Image Analysis 4.0 (POST /computervision/imageanalysis:analyze?features=read)
             and Azure Read 3.2 and 2.0 (POST /vision/v3.2/read/analyze or
             /vision/v2.0/read/core/asyncBatchAnalyze, then GET the Operation-Location; these are
-            durable jobs, so the broker needs --data). Each image goes to the broker's 'ocr' service
-            as one more client; an 'Authorization: Bearer TOKEN' header is passed on as the request's
-            token, which the broker checks. Image URLs are not fetched. Stops on SIGTERM or SIGINT.
-            See docs/gateway.md.
+            durable jobs, so the broker needs --data), and an OAuth 2.0 token endpoint (POST
+            /oauth2/token, /{tenant}/oauth2/token: client_credentials, answered by the token worker).
+            Each image goes to the broker's 'ocr' service as one more client; an 'Authorization:
+            Bearer TOKEN' header is passed on as the request's token, which the broker checks. An
+            API key (Ocp-Apim-Subscription-Key, ?key=, x-goog-api-key; quire clients add --api-key)
+            is exchanged at the token worker for a token, reused for --api-key-cache-s. Image URLs
+            are not fetched. Stops on SIGTERM or SIGINT. See docs/gateway.md.
             """,
-        groups: [OptionGroup(options: [listen.info, tlsCert.info, tlsKey.info, requestTimeout.info]), ClientOptions.group(), OptionGroup(options: CurveOptions.clientGroup.options)],
+        groups: [OptionGroup(options: [listen.info, tlsCert.info, tlsKey.info, requestTimeout.info, apiKeyCache.info]), ClientOptions.group(), OptionGroup(options: CurveOptions.clientGroup.options)],
         run: run)
 
     static func run(_ invocation: Invocation) throws -> Int32 {
@@ -46,7 +52,9 @@ enum GatewayCommand {
         let configuration = try ClientOptions.configuration(invocation)
         let logger = try CommonOptions.logger("quire.gateway", invocation)
         let timeout = try invocation.value(requestTimeout, or: Milliseconds(60_000))
-        let gateway = Gateway(listen: listen, client: configuration, tls: tls, requestTimeout: timeout, logger: logger)
+        let cacheSeconds = try invocation.value(apiKeyCache, or: Int(APIKeyTokens.maxCacheSeconds))
+        let gateway = Gateway(listen: listen, client: configuration, tls: tls, requestTimeout: timeout, apiKeyCacheSeconds: Int64(cacheSeconds),
+                              logger: logger)
         let signals = SignalWatcher { number in
             logger.notice("signal received; stopping", metadata: ["signal": String(number)])
             gateway.stop()
