@@ -1,5 +1,5 @@
 # Quire: one image for every role. Compose services differ only in `command:` (broker, worker ocr,
-# worker token, exporter, and the client verbs). libmicrohttpd12 serves HTTP (exporter); Debian builds
+# worker token, gateway, exporter, and the client verbs). libmicrohttpd12 serves HTTP (exporter); Debian builds
 # it with GnuTLS, so TLS needs nothing more.
 #
 # From source (needs a registry for the official Swift image):
@@ -75,7 +75,7 @@ ENV OMP_THREAD_LIMIT=1 \
 # store and the token worker's keys are writable by the unprivileged user.
 WORKDIR /var/lib/quire
 USER quire:quire
-EXPOSE 5555 5556 9464
+EXPOSE 5555 5556 8080 9464
 
 # Workers drain on SIGTERM (finish the request in hand, DISCONNECT, exit 0); give them the time with
 # `stop_grace_period` (compose) or `docker stop -t`.

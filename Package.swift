@@ -61,7 +61,7 @@ let package = Package(
         .target(
             name: "QuireBench",
             dependencies: ["QuireStack", "QuireBroker", "QuireWorker", "QuireClient", "QuireOCR", "Tesseract", "QuireWire", "QuireSupport", "ZeroMQ",
-                           "QuireTokens", "QuireJWT"]
+                           "QuireTokens", "QuireJWT", "QuireGateway"]
         ),
 
         .executableTarget(

@@ -51,13 +51,14 @@ public enum ImageAnalysis {
         func polygon(_ points: [OCRResult.Point], _ box: OCRResult.Box) -> [Point] {
             geometry.quad(points, box: box).map { Point(x: $0.x, y: $0.y) }
         }
-        let blocks = page.blocks.map { block in
-            Block(lines: block.paragraphs.flatMap(\.lines).map { line in
-                Line(text: line.text, boundingPolygon: polygon(line.polygon, line.boundingBox), words: line.words.map { word in
-                    Word(text: word.text, boundingPolygon: polygon(word.polygon, word.boundingBox), confidence: AzureRead.rounded(word.confidence ?? 0))
-                })
+        // The service returns one block with every line of the image (the swagger's `blocks` has
+        // `maxItems: 1`), so Tesseract's blocks are merged in reading order; no text, no block.
+        let lines = page.blocks.flatMap { $0.paragraphs.flatMap(\.lines) }.map { line in
+            Line(text: line.text, boundingPolygon: polygon(line.polygon, line.boundingBox), words: line.words.map { word in
+                Word(text: word.text, boundingPolygon: polygon(word.polygon, word.boundingBox), confidence: AzureRead.rounded(word.confidence ?? 0))
             })
         }
+        let blocks = lines.isEmpty ? [] : [Block(lines: lines)]
         return Result(modelVersion: modelVersion, metadata: Metadata(width: geometry.width, height: geometry.height),
                       readResult: ReadResult(blocks: blocks))
     }

@@ -133,13 +133,26 @@ public enum CloudVisionAPI {
         return .success((OCRCall(image: bytes, mode: feature.mode, languages: item.imageContext?.languageHints, credential: credential), feature))
     }
 
-    /// Standard or URL-safe base64, padded or not, as proto3 JSON accepts `bytes`.
+    /// Standard or URL-safe base64, padded or not, as proto3 JSON accepts `bytes`. Works on the UTF-8
+    /// bytes (a photo is megabytes of base64: per-Character work would cost more than the rest of the call).
     static func decodeBase64(_ text: String) -> [UInt8]? {
-        var normalized = String(text.filter { !$0.isWhitespace }.map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 })
-        let remainder = normalized.utf8.count % 4
+        var normalized: [UInt8] = []
+        normalized.reserveCapacity(text.utf8.count + 3)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"): continue
+            case UInt8(ascii: "-"): normalized.append(UInt8(ascii: "+"))
+            case UInt8(ascii: "_"): normalized.append(UInt8(ascii: "/"))
+            default: normalized.append(byte)
+            }
+        }
+        // Padding only at the end (Foundation's decoder takes `ab=c`, which Google refuses).
+        let padding = normalized.reversed().prefix { $0 == UInt8(ascii: "=") }.count
+        if padding > 2 || normalized.dropLast(padding).contains(UInt8(ascii: "=")) { return nil }
+        let remainder = normalized.count % 4
         if remainder == 1 { return nil }
-        if remainder > 0 { normalized += String(repeating: "=", count: 4 - remainder) }
-        return Data(base64Encoded: normalized).map(Array.init)
+        if remainder > 0 { normalized += [UInt8](repeating: UInt8(ascii: "="), count: 4 - remainder) }
+        return Data(base64Encoded: Data(normalized)).map(Array.init)
     }
 
     static func describe(_ error: any Error) -> String {

@@ -19,8 +19,10 @@ public enum FirebaseCallable {
     }
 
     static func annotateImage(_ request: HTTPRequest, recognize: Recognizer) -> HTTPResponse {
-        let contentType = request.headers["Content-Type"]?.lowercased() ?? ""
-        guard contentType.hasPrefix("application/json") else {
+        // The media type exactly (parameters such as charset aside): `application/jsonx` is not JSON.
+        let contentType = (request.headers["Content-Type"] ?? "").lowercased().split(separator: ";").first
+            .map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        guard contentType == "application/json" else {
             return error("INVALID_ARGUMENT", "Request has incorrect Content-Type: callable functions take application/json.")
         }
         let envelope: Envelope
@@ -73,6 +75,11 @@ public enum FirebaseCallable {
     }
 
     static func error(_ status: String, _ message: String) -> HTTPResponse {
+        error(status, message, http: httpCode(status))
+    }
+
+    /// The envelope with an HTTP code of the server's choosing (the server's own refusals: 413, 431).
+    static func error(_ status: String, _ message: String, http: Int) -> HTTPResponse {
         struct Body: Encodable {
             struct Inner: Encodable {
                 var status: String
@@ -80,6 +87,6 @@ public enum FirebaseCallable {
             }
             var error: Inner
         }
-        return Gateway.json(httpCode(status), Body(error: .init(status: status, message: message)))
+        return Gateway.json(http, Body(error: .init(status: status, message: message)))
     }
 }

@@ -110,7 +110,7 @@ public struct GatewayFailure: Error, Sendable, Equatable {
 public typealias Recognizer = @Sendable (OCRCall) -> Result<OCRResult, GatewayFailure>
 
 /// `quire gateway`: an HTTP server that answers the calls apps make to Cloud Vision, the Firebase
-/// callable `annotateImage` (each image one `ocr` request, answered in the same HTTP exchange) and
+/// callable `annotateImage`, Azure Image Analysis 4.0 (each image one `ocr` request, answered in the same HTTP exchange) and
 /// Azure Read 3.2/2.0 (each image a durable Titanic job, polled at its `Operation-Location`), as one
 /// more Majordomo client of the broker, plus the OAuth 2.0 token endpoint (``OAuthTokenEndpoint``,
 /// answered by the token worker). The broker checks every request's token; the gateway passes
@@ -120,6 +120,8 @@ public final class Gateway: Sendable {
     public let listen: String
     public let client: ClientConfiguration
     public let tls: HTTPServerConfiguration.TLS?
+    /// How long a client may take to send one whole request (head and body); slower ones are cut off.
+    public let requestTimeout: Milliseconds
     /// How long a token got for an API key is kept (``APIKeyTokens/cacheSeconds``): the revocation window.
     public let apiKeyCacheSeconds: Int64
     private let logger: Logger
@@ -131,11 +133,12 @@ public final class Gateway: Sendable {
     /// HTTP threads; each holds one request while its image is read.
     public static let threads = 16
 
-    public init(listen: String, client: ClientConfiguration, tls: HTTPServerConfiguration.TLS? = nil,
+    public init(listen: String, client: ClientConfiguration, tls: HTTPServerConfiguration.TLS? = nil, requestTimeout: Milliseconds = 60_000,
                 apiKeyCacheSeconds: Int64 = APIKeyTokens.maxCacheSeconds, logger: Logger) {
         self.listen = listen
         self.client = client
         self.tls = tls
+        self.requestTimeout = requestTimeout
         self.apiKeyCacheSeconds = apiKeyCacheSeconds
         self.logger = logger
     }
@@ -144,35 +147,33 @@ public final class Gateway: Sendable {
         if !stopRequested.exchange(true, ordering: .acquiringAndReleasing) { stopSignal.signal() }
     }
 
-    public static func serverConfiguration(listen: ListenAddress, tls: HTTPServerConfiguration.TLS?) -> HTTPServerConfiguration {
-        HTTPServerConfiguration(listen: listen, threads: threads, maxConnections: 256, idleTimeoutSeconds: 60, requestTimeout: .seconds(60),
-                                maxHeaderBytes: 16 * 1024, maxBodyBytes: maxBodyBytes, connectionMemoryBytes: 64 * 1024, tls: tls)
+    public static func serverConfiguration(listen: ListenAddress, tls: HTTPServerConfiguration.TLS?,
+                                           requestTimeout: Milliseconds = 60_000) -> HTTPServerConfiguration {
+        // Silence is cut off by the request timeout first (with 408); the idle timeout is for clients
+        // that stop reading a response, or stay silent on a kept-alive connection.
+        let seconds = max(60, Int((requestTimeout.value + 999) / 1000))
+        return HTTPServerConfiguration(listen: listen, threads: threads, maxConnections: 256, idleTimeoutSeconds: seconds,
+                                       requestTimeout: .milliseconds(requestTimeout.value), maxHeaderBytes: 16 * 1024, maxBodyBytes: maxBodyBytes,
+                                       connectionMemoryBytes: 64 * 1024, tls: tls)
     }
 
-    /// Every route the gateway answers; what matches none gets Google's 404/405 body.
-    /// Paths under `/vision/` answer misses in Azure's shape, the rest in Google's.
+    /// Every route the gateway answers; what matches none gets a 404 or 405 in the shape of the API
+    /// its path belongs to (``APIFamily``): Azure's under `/vision/` and `/computervision/`, OAuth's for the token endpoint, Google's elsewhere.
     public static func router(recognize: @escaping Recognizer, jobs: JobBackend = .none, tokens: TokenBackend = .none, https: Bool = false) -> HTTPRouter {
         var router = HTTPRouter()
         OAuthTokenEndpoint.add(to: &router, tokens: tokens)
         CloudVisionAPI.add(to: &router, recognize: recognize)
         FirebaseCallable.add(to: &router, recognize: recognize)
         AzureAPI.add(to: &router, jobs: jobs, https: https)
-        router.notFound = { request in
-            if request.path.hasPrefix("/vision/") { return AzureAPI.error(404, "NotFound", "Resource not found: \(request.path).") }
-            return CloudVisionAPI.error(404, "The requested URL \(request.path) was not found on this server.")
-        }
-        router.methodNotAllowed = { request, allowed in
-            let message = "Method \(request.method) is not allowed for \(request.path); use \(allowed.joined(separator: ", "))."
-            var response = request.path.hasPrefix("/vision/") ? AzureAPI.error(405, "MethodNotAllowed", message) : CloudVisionAPI.error(405, message)
-            response.headers.set("Allow", allowed.joined(separator: ", "))
-            return response
-        }
+        ImageAnalysisAPI.add(to: &router, recognize: recognize)
+        router.notFound = { APIFamily(path: $0.path).notFound($0) }
+        router.methodNotAllowed = { APIFamily(path: $0.path).methodNotAllowed($0, allowed: $1) }
         return router
     }
 
-    /// The server's own refusals (400, 413, 431) in Google's error shape.
-    public static func rejection(_ status: Int, _ message: String) -> HTTPResponse {
-        CloudVisionAPI.error(status, message)
+    /// The server's own refusals (400, 413, 431) in the error shape of the API the request's path belongs to.
+    public static func rejection(_ status: Int, _ message: String, _ head: HTTPRequest) -> HTTPResponse {
+        APIFamily(path: head.path).rejection(status, message)
     }
 
     /// Serves until ``stop()``; `onListening` is told the bound port.
@@ -208,7 +209,7 @@ public final class Gateway: Sendable {
                 }
             }
         }
-        let server = try HTTPServer(configuration: Self.serverConfiguration(listen: address, tls: tls),
+        let server = try HTTPServer(configuration: Self.serverConfiguration(listen: address, tls: tls, requestTimeout: requestTimeout),
                                     log: { logger.debug("http", metadata: ["detail": $0]) },
                                     rejection: Self.rejection,
                                     handler: Self.router(recognize: recognize, jobs: .titanic(client, keys: keys), tokens: tokens,

@@ -36,16 +36,18 @@ public final class HTTPServer: Sendable {
     /// - Parameters:
     ///   - log: libmicrohttpd's own messages (refused connections, TLS handshakes that failed, …).
     ///   - rejection: the response for a request the server turns down itself (400, 408 is raw,
-    ///     413, 431), given the status and a message; the default is plain text.
+    ///     413, 431), given the status, a message and the request's head as far as it was read (no
+    ///     body), so that an application serving several APIs can answer in the shape of the one
+    ///     addressed; the default is plain text.
     public init(configuration: HTTPServerConfiguration, log: (@Sendable (String) -> Void)? = nil,
-                rejection: (@Sendable (_ status: Int, _ message: String) -> HTTPResponse)? = nil,
+                rejection: (@Sendable (_ status: Int, _ message: String, _ head: HTTPRequest) -> HTTPResponse)? = nil,
                 handler: @escaping HTTPHandler) throws(HTTPServerError) {
         try configuration.validate()
         if configuration.tls != nil, MHD_is_feature_supported(.FEATURE_TLS) != .YES {
             throw HTTPServerError(.unsupported, "this libmicrohttpd has no TLS support", address: configuration.listen.description)
         }
         let core = ServerCore(configuration: configuration, handler: handler, log: log,
-                              rejection: rejection ?? { status, message in .text(status, message) })
+                              rejection: rejection ?? { status, message, _ in .text(status, message) })
         let binding = try configuration.listen.binding()
         var started = try Self.start(core, configuration, binding)
         if started == nil, case .wildcard(let port) = binding {
@@ -158,7 +160,7 @@ public final class HTTPServer: Sendable {
 /// What the daemon's callbacks share: the handler, the limits, and the connections' deadlines.
 final class ServerCore: Sendable {
     let handler: HTTPHandler
-    let rejection: @Sendable (Int, String) -> HTTPResponse
+    let rejection: @Sendable (Int, String, HTTPRequest) -> HTTPResponse
     let log: (@Sendable (String) -> Void)?
     let maxHeaderBytes: Int
     let maxBodyBytes: Int
@@ -187,7 +189,7 @@ final class ServerCore: Sendable {
     }
 
     init(configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler, log: (@Sendable (String) -> Void)?,
-         rejection: @escaping @Sendable (Int, String) -> HTTPResponse) {
+         rejection: @escaping @Sendable (Int, String, HTTPRequest) -> HTTPResponse) {
         self.handler = handler
         self.rejection = rejection
         self.log = log
@@ -329,7 +331,7 @@ final class ServerCore: Sendable {
             statePointer.pointee = Unmanaged.passRetained(state).toOpaque()
             if let refusal = refuse(state, connection) {
                 handling(connection)
-                return queue(rejection(refusal.status, refusal.message), on: connection)
+                return queue(rejection(refusal.status, refusal.message, state.request), on: connection)
             }
             return .YES
         }
@@ -338,9 +340,11 @@ final class ServerCore: Sendable {
         if size > 0 {
             uploadSize.pointee = 0
             if state.tooLarge {
-                // A chunked body past the limit: read on (without keeping it) to answer 413, but only so far.
+                // A chunked body past the limit: read on (without keeping it) to answer 413, but only a
+                // little past the limit (the client may still be sending the chunks in flight: 64 KiB, or a
+                // sixteenth of the limit up to 1 MiB); a body that goes on is cut off.
                 state.discarded += size
-                return state.discarded > max(maxBodyBytes, 64 * 1024) ? .NO : .YES
+                return state.discarded > maxBodyBytes + max(64 * 1024, min(maxBodyBytes / 16, 1 << 20)) ? .NO : .YES
             }
             if state.request.body.count + size > maxBodyBytes {
                 state.tooLarge = true
@@ -357,7 +361,7 @@ final class ServerCore: Sendable {
         }
         handling(connection)
         if state.tooLarge {
-            return queue(rejection(413, "request body over \(maxBodyBytes) bytes"), on: connection)
+            return queue(rejection(413, "request body over \(maxBodyBytes) bytes", state.request), on: connection)
         }
         return queue(handler(state.request), on: connection)
     }

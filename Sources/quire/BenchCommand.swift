@@ -18,9 +18,9 @@ enum BenchOptions {
     /// `quire bench` with no benchmark named, or an unknown one.
     static func missing(_ positionals: [String]) throws -> Int32 {
         guard let target = positionals.first else {
-            throw UsageError(command: "quire bench", message: "missing what to measure (broker, ocr, jobs, tokens)")
+            throw UsageError(command: "quire bench", message: "missing what to measure (broker, ocr, jobs, tokens, gateway)")
         }
-        throw UsageError(command: "quire bench", message: "unknown benchmark '\(target)' (broker, ocr, jobs, tokens)")
+        throw UsageError(command: "quire bench", message: "unknown benchmark '\(target)' (broker, ocr, jobs, tokens, gateway)")
     }
 }
 
@@ -135,6 +135,63 @@ enum BenchJobsCommand {
         let logger = try BenchOptions.logger(invocation)
         let quiet = try invocation.value(BenchOptions.quiet, or: false)
         let benchmark = JobsBenchmark(options: options, logger: logger) { line in
+            if !quiet { printError("bench: " + line) }
+        }
+        do {
+            let report = try benchmark.run()
+            printOut(try invocation.value(BenchOptions.json, or: false) ? report.json() : report.markdown())
+            return 0
+        } catch {
+            printError("\(command): \(error)")
+            return 1
+        }
+    }
+}
+
+enum BenchGatewayCommand {
+    static let settings: [Setting<GatewayBenchOptions>] = [
+        Setting(\.requests, flag: "requests", .integer(1...10_000_000), help: "requests in each throughput run (one per path)"),
+        Setting(\.connections, flag: "connections", .integer(1...256),
+                help: "HTTP connections at once through the gateway (one thread each), and requests in flight on the direct client"),
+        Setting(\.latencyRequests, flag: "latency-requests", .integer(1...1_000_000), help: "requests one at a time on each path, for p50/p90/p99"),
+        Setting(\.warmupRequests, flag: "warmup", .integer(1...1_000_000), help: "requests on each path before measuring"),
+        Setting(\.imagePath, flag: "image", SettingValue.string("FILE").optional(none: "100 KB of filler"), help: "the image sent every time"),
+        Setting(\.imageBytes, flag: "image-bytes", .integer(1...(10 << 20)), help: "the filler's size without --image"),
+        Setting(\.ocr, flag: "ocr", .switch,
+                help: "real OCR workers (Tesseract; give --image with text) instead of the canned worker that answers at once"),
+        Setting(\.workers, flag: "workers", .integer(1...64), help: "worker threads serving ocr"),
+        Setting(\.requestTimeout, flag: "request-timeout-ms", .milliseconds(1...3_600_000), help: "one request unanswered this long fails the run"),
+        Setting(\.phaseTimeout, flag: "phase-timeout-ms", .milliseconds(1...86_400_000), help: "a run that takes longer fails"),
+    ]
+
+    static let command = Command(
+        "bench gateway", listing: ("bench gateway", "measure the HTTP gateway: requests/s and the latency it adds over ZeroMQ"),
+        usage: "quire bench gateway [options]",
+        discussion: """
+            Measures the gateway in one process over TCP loopback: a broker, workers serving 'ocr' and
+            the gateway (with a ZeroMQ context of its own). The same image goes to the same workers
+            three ways: a Majordomo client straight to the broker, Cloud Vision images:annotate through
+            the gateway (base64 in JSON) and Image Analysis 4.0 (raw bytes). First requests/s with many
+            at once on each path, then requests one at a time on the three paths interleaved, for the
+            percentiles and what the gateway adds. By default the worker answers every image at once
+            with the same canned result, so that the gateway is measured and not Tesseract; --ocr
+            puts real workers behind both paths. Prints a Markdown table and the machine. Build with
+            -c release before measuring.
+            """,
+        groups: [OptionGroup(settings, defaults: GatewayBenchOptions()), BenchOptions.group],
+        run: run)
+
+    static func run(_ invocation: Invocation) throws -> Int32 {
+        let command = invocation.command
+        guard invocation.positionals.isEmpty else {
+            throw UsageError(command: command, message: "unexpected argument '\(invocation.positionals[0])'")
+        }
+        let options = try invocation.configured(GatewayBenchOptions(), settings)
+        let logger = try BenchOptions.logger(invocation)
+        let quiet = try invocation.value(BenchOptions.quiet, or: false)
+        // Real workers load Tesseract: first re-execute with OMP_THREAD_LIMIT=1, as `quire bench ocr` does.
+        if options.ocr { ensureSingleThreadedOpenMP() }
+        let benchmark = GatewayBenchmark(options: options, logger: logger) { line in
             if !quiet { printError("bench: " + line) }
         }
         do {

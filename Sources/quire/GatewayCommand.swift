@@ -9,16 +9,19 @@ enum GatewayCommand {
     static let tlsCert = Option("tls-cert", variable: "QUIRE_GATEWAY_TLS_CERT", .string("FILE"),
                                 help: "serve HTTPS with this PEM certificate (chain); needs --tls-key")
     static let tlsKey = Option("tls-key", variable: "QUIRE_GATEWAY_TLS_KEY", .string("FILE"), help: "the PEM private key of --tls-cert")
+    static let requestTimeout = Option("request-timeout-ms", variable: "QUIRE_GATEWAY_REQUEST_TIMEOUT_MS", .milliseconds(100...3_600_000),
+                                       default: Milliseconds(60_000), help: "a client that takes longer to send one whole request is cut off (408)")
     static let apiKeyCache = Option("api-key-cache-s", variable: "QUIRE_GATEWAY_API_KEY_CACHE_S", .integer(0...Int(APIKeyTokens.maxCacheSeconds)),
                                     default: Int(APIKeyTokens.maxCacheSeconds),
                                     help: "how long the token got for an API key is reused, seconds (a removed key works at most this long; 0: ask every time)")
 
     static let command = Command(
-        "gateway", listing: ("gateway", "answer Cloud Vision, Firebase annotateImage and Azure Read calls over HTTP"),
+        "gateway", listing: ("gateway", "answer Cloud Vision, Firebase annotateImage, Azure Read and Image Analysis calls over HTTP"),
         usage: "quire gateway [options]",
         discussion: """
             An HTTP front for apps written against Google Cloud Vision (POST /v1/images:annotate), the
-            Firebase callable annotateImage (POST /annotateImage, /{project}/{region}/annotateImage)
+            Firebase callable annotateImage (POST /annotateImage, /{project}/{region}/annotateImage),
+            Azure Image Analysis 4.0 (POST /computervision/imageanalysis:analyze?features=read)
             and Azure Read 3.2 and 2.0 (POST /vision/v3.2/read/analyze or
             /vision/v2.0/read/core/asyncBatchAnalyze, then GET the Operation-Location; these are
             durable jobs, so the broker needs --data), and an OAuth 2.0 token endpoint (POST
@@ -29,7 +32,7 @@ enum GatewayCommand {
             is exchanged at the token worker for a token, reused for --api-key-cache-s. Image URLs
             are not fetched. Stops on SIGTERM or SIGINT. See docs/gateway.md.
             """,
-        groups: [OptionGroup(options: [listen.info, tlsCert.info, tlsKey.info, apiKeyCache.info]), ClientOptions.group(), OptionGroup(options: CurveOptions.clientGroup.options)],
+        groups: [OptionGroup(options: [listen.info, tlsCert.info, tlsKey.info, requestTimeout.info, apiKeyCache.info]), ClientOptions.group(), OptionGroup(options: CurveOptions.clientGroup.options)],
         run: run)
 
     static func run(_ invocation: Invocation) throws -> Int32 {
@@ -48,8 +51,10 @@ enum GatewayCommand {
         }
         let configuration = try ClientOptions.configuration(invocation)
         let logger = try CommonOptions.logger("quire.gateway", invocation)
+        let timeout = try invocation.value(requestTimeout, or: Milliseconds(60_000))
         let cacheSeconds = try invocation.value(apiKeyCache, or: Int(APIKeyTokens.maxCacheSeconds))
-        let gateway = Gateway(listen: listen, client: configuration, tls: tls, apiKeyCacheSeconds: Int64(cacheSeconds), logger: logger)
+        let gateway = Gateway(listen: listen, client: configuration, tls: tls, requestTimeout: timeout, apiKeyCacheSeconds: Int64(cacheSeconds),
+                              logger: logger)
         let signals = SignalWatcher { number in
             logger.notice("signal received; stopping", metadata: ["signal": String(number)])
             gateway.stop()

@@ -180,6 +180,19 @@ struct ImageAnalysisTests {
         #expect(line.words.map(\.confidence) == [0.42, 0.96])
     }
 
+    @Test("one block with every line of every Tesseract block, in order; no text, no block (the swagger's maxItems 1)")
+    func oneBlock() throws {
+        var result = try Fixture.result("upright.json")
+        let block = result.pages[0].blocks[0]
+        result.pages[0].blocks = [block, block]
+        let merged = ImageAnalysis.result(result)
+        let lines = block.paragraphs.flatMap(\.lines).map(\.text)
+        #expect(merged.readResult.blocks.count == 1)
+        #expect(merged.readResult.blocks[0].lines.map(\.text) == lines + lines)
+        result.pages[0].blocks = []
+        #expect(ImageAnalysis.result(result).readResult.blocks.isEmpty)
+    }
+
     @Test("the published example decodes and encodes back unchanged")
     func publishedShape() throws {
         let example = try Fixture.published("image-analysis")

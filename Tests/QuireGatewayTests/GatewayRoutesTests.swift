@@ -144,3 +144,91 @@ struct GatewayAzureTests {
         #expect(String(decoding: missing.body, as: UTF8.self).contains(#""code":"NotFound""#))
     }
 }
+
+/// Image Analysis 4.0: synchronous, query-driven, Azure Core's error body.
+@Suite("Gateway Image Analysis route")
+struct GatewayImageAnalysisTests {
+    static let path = "/computervision/imageanalysis:analyze"
+
+    func respond(_ router: HTTPRouter, query: [(String, String)], body: [UInt8] = [1, 2, 3],
+                 headers: HTTPHeaders = ["Content-Type": "application/octet-stream"]) throws -> (HTTPResponse, [String: Any]) {
+        let response = router.respond(to: HTTPRequest(method: "POST", path: Self.path, query: query.map { (name: $0.0, value: $0.1) },
+                                                      headers: headers, body: body))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+        return (response, object)
+    }
+
+    @Test("features=read reads the bytes in document mode, passes the bearer token on, answers the result shape", arguments: ImageAnalysisAPI.apiVersions)
+    func reads(_ version: String) throws {
+        let calls = GatewayRoutesTests.Calls()
+        let r = try GatewayRoutesTests().router(calls)
+        let (response, body) = try respond(r, query: [("api-version", version), ("features", "read")],
+                                           headers: ["Content-Type": "application/octet-stream", "Authorization": "Bearer t.k",
+                                                     "Ocp-Apim-Subscription-Key": "ignored"])
+        #expect(response.status == 200)
+        #expect(response.headers["apim-request-id"] != nil)
+        #expect(calls.all.map(\.mode) == ["document"])
+        #expect(calls.all.map(\.token) == ["t.k"])
+        #expect(calls.all.first?.image == [1, 2, 3])
+        #expect(body["modelVersion"] as? String == "2023-10-01")
+        let metadata = try #require(body["metadata"] as? [String: Any])
+        #expect((metadata["width"] as? Int ?? 0) > 0)
+        let blocks = try #require((body["readResult"] as? [String: Any])?["blocks"] as? [[String: Any]])
+        let line = try #require((blocks.first?["lines"] as? [[String: Any]])?.first)
+        #expect((line["boundingPolygon"] as? [Any])?.count == 4)
+    }
+
+    @Test("bad queries and bodies get InvalidRequest with the reason in innererror, and reach no worker", arguments: [
+        ([("features", "read")], "application/octet-stream", "x", 400, "BadArgument"),
+        ([("api-version", "2022-01-01"), ("features", "read")], "application/octet-stream", "x", 400, "BadArgument"),
+        ([("api-version", "2023-10-01")], "application/octet-stream", "x", 400, "BadArgument"),
+        ([("api-version", "2023-10-01"), ("features", "read,tags")], "application/octet-stream", "x", 400, "NotSupportedVisualFeature"),
+        ([("api-version", "2023-10-01"), ("features", "colour")], "application/octet-stream", "x", 400, "NotSupportedVisualFeature"),
+        ([("api-version", "2023-10-01"), ("features", "read")], "application/json", #"{"url":"https://e.com/a.png"}"#, 400, "InvalidImageUrl"),
+        ([("api-version", "2023-10-01"), ("features", "read")], "application/json", "{", 400, "BadArgument"),
+        ([("api-version", "2023-10-01"), ("features", "read")], "application/octet-stream", "", 400, "InvalidImageSize"),
+        ([("api-version", "2023-10-01"), ("features", "read")], "text/plain", "x", 415, "UnsupportedMediaType"),
+    ] as [([(String, String)], String, String, Int, String)])
+    func refusals(_ query: [(String, String)], _ type: String, _ body: String, _ status: Int, _ inner: String) throws {
+        let calls = GatewayRoutesTests.Calls()
+        let (response, object) = try respond(try GatewayRoutesTests().router(calls), query: query, body: Array(body.utf8), headers: ["Content-Type": type])
+        #expect(response.status == status)
+        #expect(response.headers["x-ms-error-code"] == "InvalidRequest")
+        let error = try #require(object["error"] as? [String: Any])
+        #expect(error["code"] as? String == "InvalidRequest")
+        #expect((error["innererror"] as? [String: Any])?["code"] as? String == inner)
+        #expect(calls.all.isEmpty)
+    }
+
+    @Test("worker and broker failures in the service's codes", arguments: [
+        (GatewayFailure.Kind.invalidImage, 400, "InvalidRequest"), (.unauthenticated, 401, "401"), (.forbidden, 403, "403"),
+        (.busy, 429, "429"), (.unavailable, 503, "ServiceUnavailable"), (.internal, 500, "InternalServerError"),
+    ])
+    func failures(_ kind: GatewayFailure.Kind, _ status: Int, _ code: String) throws {
+        let r = try GatewayRoutesTests().router(GatewayRoutesTests.Calls(), answer: .failure(GatewayFailure(kind, "why")))
+        let (response, object) = try respond(r, query: [("api-version", "2023-10-01"), ("features", "read")])
+        #expect(response.status == status)
+        #expect((object["error"] as? [String: Any])?["code"] as? String == code)
+        #expect((object["error"] as? [String: Any])?["message"] as? String == "why")
+    }
+
+    @Test("misses and server refusals come in the shape of the API the path belongs to")
+    func shapes() throws {
+        let r = try GatewayRoutesTests().router(GatewayRoutesTests.Calls())
+        let missing = r.respond(to: HTTPRequest(method: "POST", path: "/computervision/nothing"))
+        #expect(missing.status == 404)
+        #expect(String(decoding: missing.body, as: UTF8.self).contains(#""code":"404""#))
+        let wrong = r.respond(to: HTTPRequest(method: "GET", path: Self.path))
+        #expect(wrong.status == 405)
+        #expect(wrong.headers["Allow"] == "POST")
+        let callable = r.respond(to: HTTPRequest(method: "GET", path: "/annotateImage"))
+        #expect(callable.status == 400)
+        #expect(String(decoding: callable.body, as: UTF8.self).contains(#""status":"INVALID_ARGUMENT""#))
+        for (path, needle) in [("/v1/images:annotate", #""status":"INVALID_ARGUMENT""#), ("/annotateImage", #""status":"RESOURCE_EXHAUSTED""#),
+                               ("/vision/v3.2/read/analyze", #""code":"InvalidImageSize""#), (Self.path, #""code":"InvalidImageSize""#)] {
+            let refused = Gateway.rejection(413, "too large", HTTPRequest(method: "POST", path: path))
+            #expect(refused.status == 413)
+            #expect(String(decoding: refused.body, as: UTF8.self).contains(needle), "\(path)")
+        }
+    }
+}

@@ -357,19 +357,20 @@ struct HTTPServerTests {
         #expect(try await request(server.port, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")?.status == 200)
     }
 
-    @Test("rejections can be rendered by the application")
+    @Test("rejections can be rendered by the application, in the shape of the path addressed")
     func rejection() async throws {
         let server = try HTTPServer(
             configuration: HTTPServerConfiguration(listen: ListenAddress(host: "127.0.0.1", port: 0), threads: 1, maxBodyBytes: 10),
-            rejection: { status, message in
-                HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: Array("{\"error\":{\"code\":\"\(status)\"}}".utf8))
+            rejection: { status, message, head in
+                HTTPResponse(status: status, headers: ["Content-Type": "application/json"],
+                             body: Array("{\"error\":{\"code\":\"\(status)\",\"path\":\"\(head.path)\"}}".utf8))
             },
             handler: testRouter().handler)
         defer { server.stop() }
         let response = try #require(try await request(server.port, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\n\r\n"))
         #expect(response.status == 413)
         #expect(response.header("Content-Type") == "application/json")
-        #expect(response.text == "{\"error\":{\"code\":\"413\"}}")
+        #expect(response.text == "{\"error\":{\"code\":\"413\",\"path\":\"/echo\"}}")
     }
 
     @Test("configuration out of range is refused before anything starts")

@@ -1,11 +1,11 @@
-"""`quire gateway`: the HTTP calls apps make to Google Cloud Vision and to the Firebase callable
-`annotateImage`, answered through the broker.
+"""`quire gateway`: the HTTP calls apps make to Google Cloud Vision, the Firebase callable
+`annotateImage`, Azure Read and Azure Image Analysis 4.0, answered through the broker.
 
 Real processes: `quire broker` + `quire worker ocr` + `quire gateway` (once for the module). The
 Cloud Vision calls go through google-cloud-vision's own REST transport pointed at the gateway
 (anonymous credentials); the Firebase tutorial's call is replayed as raw HTTP. Bad input must get
 the imitated API's typed error, and the gateway must keep serving afterwards.
-Needs: PyPI google-cloud-vision, pillow.
+Needs: PyPI google-cloud-vision, azure-cognitiveservices-vision-computervision, azure-ai-vision-imageanalysis, pillow.
 """
 
 import base64
@@ -23,6 +23,7 @@ from conftest import Proc, free_port, wait_until
 from test_ocr import quire_bin, start_stack, zctx  # noqa: F401 (fixtures)
 
 LINES = ["Quire reads receipts", "and invoices too"]
+IMAGE_ANALYSIS = "/computervision/imageanalysis:analyze?api-version=2023-10-01&features=read"
 WORDS = " ".join(LINES).split()
 
 
@@ -408,6 +409,125 @@ def test_read_20_tutorial_flow_decodes_into_its_types(stack, png):
 
 
 # ---------------------------------------------------------------------------
+# Azure Image Analysis 4.0 through azure-ai-vision-imageanalysis (synchronous)
+# ---------------------------------------------------------------------------
+
+def image_analysis_client(stack):
+    from azure.ai.vision.imageanalysis import ImageAnalysisClient
+    from azure.core.credentials import AzureKeyCredential
+    # The key travels as Ocp-Apim-Subscription-Key; with the broker's auth off it is accepted and not checked.
+    return ImageAnalysisClient(endpoint="http://127.0.0.1:%d" % stack.port, credential=AzureKeyCredential("x"))
+
+
+def test_image_analysis_sdk_reads_through_the_gateway(stack, png):
+    from azure.ai.vision.imageanalysis.models import ImageAnalysisResult, VisualFeatures
+    from PIL import Image
+    client = image_analysis_client(stack)
+    result = client.analyze(image_data=png, visual_features=[VisualFeatures.READ])
+    assert isinstance(result, ImageAnalysisResult)
+    assert result.model_version == "2023-10-01"
+    assert (result.metadata.width, result.metadata.height) == Image.open(io.BytesIO(png)).size
+    assert len(result.read.blocks) == 1  # the published shape: one block (maxItems 1)
+    lines = [line for block in result.read.blocks for line in block.lines]
+    assert [line.text for line in lines] == LINES
+    assert [word.text for line in lines for word in line.words] == WORDS
+    width, height = result.metadata.width, result.metadata.height
+    for item in lines + [word for line in lines for word in line.words]:
+        # The published shape: 4 integer points inside the image.
+        assert len(item.bounding_polygon) == 4
+        assert all(type(p.x) is int and type(p.y) is int and 0 <= p.x <= width and 0 <= p.y <= height for p in item.bounding_polygon)
+    assert all(0.5 < word.confidence <= 1 for line in lines for word in line.words)
+    # What the SDK did not decode is as the swagger says too: nothing for features not asked for.
+    raw = result.as_dict()
+    assert set(raw) == {"modelVersion", "metadata", "readResult"}, raw.keys()
+
+
+def test_image_analysis_both_api_versions_and_the_raw_shape(stack, png):
+    for version in ("2023-10-01", "2024-02-01"):
+        status, headers, body = http(stack, "POST", "/computervision/imageanalysis:analyze?api-version=%s&features=read&language=en" % version,
+                                     png, {"Content-Type": "application/octet-stream", "Ocp-Apim-Subscription-Key": "not-checked"})
+        assert status == 200, body
+        assert headers["content-type"].startswith("application/json")
+        assert len(body["readResult"]["blocks"]) == 1, body  # one block with every line, as the service answers
+        lines = [line for b in body["readResult"]["blocks"] for line in b["lines"]]
+        assert [line["text"] for line in lines] == LINES
+        for line in lines:
+            assert set(line) == {"text", "boundingPolygon", "words"}
+            for word in line["words"]:
+                assert set(word) == {"text", "boundingPolygon", "confidence"}
+                assert [set(p) for p in word["boundingPolygon"]] == [{"x", "y"}] * 4
+
+
+def image_analysis_error(body, code, inner=None):
+    assert set(body) == {"error"}, body
+    assert body["error"]["code"] == code, body
+    assert body["error"]["message"], body
+    if inner is not None:
+        assert body["error"]["innererror"]["code"] == inner, body
+    return body["error"]["message"]
+
+
+def test_image_analysis_sdk_gets_azures_typed_errors(stack, png):
+    from azure.ai.vision.imageanalysis.models import VisualFeatures
+    from azure.core.exceptions import HttpResponseError
+    client = image_analysis_client(stack)
+    with pytest.raises(HttpResponseError) as raised:
+        client.analyze(image_data=png, visual_features=[VisualFeatures.READ, VisualFeatures.CAPTION])
+    assert raised.value.status_code == 400
+    assert raised.value.error.code == "InvalidRequest"
+    assert raised.value.error.innererror["code"] == "NotSupportedVisualFeature"
+    with pytest.raises(HttpResponseError) as raised:
+        client.analyze_from_url(image_url="https://example.com/receipt.jpg", visual_features=[VisualFeatures.READ])
+    assert raised.value.status_code == 400
+    assert raised.value.error.innererror["code"] == "InvalidImageUrl"
+    assert "does not fetch" in raised.value.error.message
+    with pytest.raises(HttpResponseError) as raised:
+        client.analyze(image_data=b"not an image at all", visual_features=[VisualFeatures.READ])
+    assert raised.value.status_code == 400
+    assert raised.value.error.innererror["code"] == "InvalidImageFormat"
+    serves(stack, png)
+
+
+@pytest.mark.parametrize("query, body, content_type, status, inner", [
+    ("features=read", b"x", "application/octet-stream", 400, "BadArgument"),
+    ("api-version=1999-01-01&features=read", b"x", "application/octet-stream", 400, "BadArgument"),
+    ("api-version=2023-10-01", b"x", "application/octet-stream", 400, "BadArgument"),
+    ("api-version=2023-10-01&features=tags", b"x", "application/octet-stream", 400, "NotSupportedVisualFeature"),
+    ("api-version=2023-10-01&features=read,nonsense", b"x", "application/octet-stream", 400, "NotSupportedVisualFeature"),
+    ("api-version=2023-10-01&features=read", b"", "application/octet-stream", 400, "InvalidImageSize"),
+    ("api-version=2023-10-01&features=read", b"{nope", "application/json", 400, "BadArgument"),
+    ("api-version=2023-10-01&features=read", b"x=1", "application/x-www-form-urlencoded", 415, "UnsupportedMediaType"),
+])
+def test_image_analysis_bad_input_gets_azures_error(stack, png, query, body, content_type, status, inner):
+    got, headers, reply = http(stack, "POST", "/computervision/imageanalysis:analyze?" + query, body, {"Content-Type": content_type})
+    assert got == status, reply
+    image_analysis_error(reply, "InvalidRequest", inner)
+    assert headers["x-ms-error-code"] == "InvalidRequest"
+    serves(stack, png)
+
+
+def test_image_analysis_misses_and_limits_in_azures_shape(stack, png):
+    status, _, body = http(stack, "GET", "/computervision/imageanalysis:analyze?api-version=2023-10-01&features=read")
+    assert status == 405
+    image_analysis_error(body, "405")
+    status, _, body = http(stack, "POST", "/computervision/nothing", b"x", {"Content-Type": "application/octet-stream"})
+    assert status == 404
+    image_analysis_error(body, "404")
+    conn = http_client_connection(stack)
+    try:
+        conn.putrequest("POST", "/computervision/imageanalysis:analyze?api-version=2023-10-01&features=read")
+        conn.putheader("Content-Type", "application/octet-stream")
+        conn.putheader("Content-Length", str(17 << 20))
+        conn.endheaders()
+        r = conn.getresponse()
+        assert r.status == 413
+        image_analysis_error(json.loads(r.read()), "InvalidRequest", "InvalidImageSize")
+    finally:
+        conn.close()
+    serves(stack, png)
+
+
+# ---------------------------------------------------------------------------
 # Credentials: a bearer token goes to the broker, which checks it
 # ---------------------------------------------------------------------------
 
@@ -462,12 +582,19 @@ def test_a_bearer_token_is_checked_by_the_broker_on_every_route(auth_stack, png)
         status, _, body = http(st, "POST", "/vision/v3.2/read/analyze", png, dict(headers, **{"Content-Type": "application/octet-stream"}))
         assert status == 401, body
         azure_error(body, "Unauthorized")
+        status, _, body = http(st, "POST", IMAGE_ANALYSIS, png, dict(headers, **{"Content-Type": "application/octet-stream",
+                                                                                 "Ocp-Apim-Subscription-Key": "not-a-token"}))
+        assert status == 401, body
+        image_analysis_error(body, "401")
     good = {"Authorization": "Bearer " + st.token}
     status, _, body = http(st, "POST", "/v1/images:annotate", annotate, good)
     assert status == 200, body
     assert body["responses"][0]["textAnnotations"][0]["description"].split() == WORDS
     status, _, body = http(st, "POST", "/annotateImage", callable_body, good)
     assert status == 200, body
+    status, _, body = http(st, "POST", IMAGE_ANALYSIS, png, dict(good, **{"Content-Type": "application/octet-stream"}))
+    assert status == 200, body
+    assert [ln["text"] for b in body["readResult"]["blocks"] for ln in b["lines"]] == LINES
     status, headers, body = http(st, "POST", "/vision/v3.2/read/analyze", png, dict(good, **{"Content-Type": "application/octet-stream"}))
     assert status == 202, body
     path = "/" + headers["operation-location"].split("/", 3)[3]

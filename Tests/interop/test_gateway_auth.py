@@ -23,7 +23,7 @@ import urllib.parse
 import pytest
 
 import ocr_images as oi
-from conftest import Proc, free_port, wait_until
+from conftest import Proc, free_port, wait_service, wait_until
 from test_gateway import _accepts
 from test_ocr import quire_bin, start_stack, zctx  # noqa: F401 (fixtures)
 
@@ -66,6 +66,8 @@ def stack(quire_bin, zctx, tmp_path_factory):
     try:
         wait_until(lambda: not gateway.alive() or _accepts(port), 15, what="the gateway to listen")
         assert gateway.alive(), gateway.log_tail()
+        # start_stack waits for `ocr` only; the token worker may register later (seen when other modules ran first).
+        wait_service(zctx, st.url, b"auth.token")
         st.gateway, st.port, st.data, st.app, st.quire = gateway, port, data, app, quire_bin
         yield st
     finally:
@@ -257,6 +259,18 @@ def test_azure_sdk_with_a_subscription_key(stack, png):
     assert [line.text for line in result.analyze_result.read_results[0].lines] == LINES
 
 
+def image_analysis_client(stack, key):
+    from azure.ai.vision.imageanalysis import ImageAnalysisClient
+    from azure.core.credentials import AzureKeyCredential
+    return ImageAnalysisClient(endpoint="http://127.0.0.1:%d" % stack.port, credential=AzureKeyCredential(key))
+
+
+def test_image_analysis_sdk_with_a_subscription_key(stack, png):
+    from azure.ai.vision.imageanalysis.models import VisualFeatures
+    result = image_analysis_client(stack, stack.app["api_key"]).analyze(image_data=png, visual_features=[VisualFeatures.READ])
+    assert [line.text for block in result.read.blocks for line in block.lines] == LINES
+
+
 def test_google_client_with_an_api_key_and_key_in_the_query(stack, png):
     from google.cloud import vision
     r = google_client(stack, stack.app["api_key"]).text_detection(image=vision.Image(content=png))
@@ -294,6 +308,13 @@ def expect_bad_key_everywhere(stack, png, key):
     callable_body = {"data": {"image": {"content": base64.b64encode(png).decode()}, "features": {"type": "TEXT_DETECTION"}}}
     status, _, body = http(stack, "POST", "/annotateImage?key=" + urllib.parse.quote(key), callable_body)
     assert (status, body) == (401, {"error": {"status": "UNAUTHENTICATED", "message": "API key not valid. Please pass a valid API key."}})
+    from azure.ai.vision.imageanalysis.models import VisualFeatures
+    from azure.core.exceptions import HttpResponseError
+    with pytest.raises(HttpResponseError) as raised:
+        image_analysis_client(stack, key).analyze(image_data=png, visual_features=[VisualFeatures.READ])
+    assert raised.value.status_code == 401
+    assert raised.value.error.code == "401"
+    assert raised.value.response.json() == AZURE_BAD_KEY
 
 
 def test_unknown_keys_get_each_apis_own_refusal(stack, png):

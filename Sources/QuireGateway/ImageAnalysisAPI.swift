@@ -1,0 +1,115 @@
+import Foundation
+import QuireFormats
+import QuireHTTP
+
+/// Azure AI Vision Image Analysis 4.0: `POST /computervision/imageanalysis:analyze?api-version=2023-10-01&features=read`,
+/// synchronous (one `ocr` request, answered in the same exchange) and shaped as the 2023-10-01
+/// swagger's `ImageAnalysisResult` by ``ImageAnalysis/result(_:)``.
+///
+/// The body is the image (`application/octet-stream`, what `ImageAnalysisClient.analyze(image_data:)`
+/// sends, or `image/*`); JSON `{"url"}` (`analyze_from_url`) is refused, as URLs are not fetched.
+/// Only the `read` feature is served; any other gets `NotSupportedVisualFeature`. Errors are
+/// Azure Core's `ErrorResponse` as the service fills it: `{"error":{"code":"InvalidRequest","message",
+/// "innererror":{"code":"InvalidImageFormat","message"}}}` with the code also in `x-ms-error-code`;
+/// refusals of the key or token and throttling are the API Management front's `{"error":{"code":"401","message"}}`.
+/// `Ocp-Apim-Subscription-Key` (what `AzureKeyCredential` sends) is an API key, exchanged for a token
+/// as on the Read routes (``APIKeyTokens``); `Authorization: Bearer` goes to the broker.
+public enum ImageAnalysisAPI {
+    /// The `api-version`s answered (both define the same `ImageAnalysisResult` for `read`).
+    public static let apiVersions = ["2023-10-01", "2024-02-01"]
+    /// Every visual feature of the 4.0 API; only `read` is served.
+    static let features = ["tags", "caption", "densecaptions", "objects", "read", "smartcrops", "people"]
+
+    static func add(to router: inout HTTPRouter, recognize: @escaping Recognizer) {
+        router.post("/computervision/imageanalysis:analyze") { request, _ in analyze(request, recognize: recognize) }
+    }
+
+    static func analyze(_ request: HTTPRequest, recognize: Recognizer) -> HTTPResponse {
+        guard let version = request.query("api-version"), !version.isEmpty else {
+            return invalid("BadArgument", "The api-version query parameter is required: use \(apiVersions.joined(separator: " or ")).")
+        }
+        guard apiVersions.contains(version) else {
+            return invalid("BadArgument", "The api-version '\(version)' is not supported: use \(apiVersions.joined(separator: " or ")).")
+        }
+        let requested = request.query.filter { $0.name == "features" }.flatMap { $0.value.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard !requested.isEmpty else {
+            return invalid("BadArgument", "The features query parameter is required: this server serves features=read.")
+        }
+        if let unknown = requested.first(where: { !features.contains($0.lowercased()) }) {
+            return invalid("NotSupportedVisualFeature", "The visual feature '\(unknown)' is not valid.")
+        }
+        if let other = requested.first(where: { $0.lowercased() != "read" }) {
+            return invalid("NotSupportedVisualFeature", "The visual feature '\(other)' is not supported by this server: it serves read (OCR) only.")
+        }
+        let type = (request.headers["Content-Type"] ?? "").lowercased().split(separator: ";").first
+            .map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        if type == "application/json" {
+            struct URLBody: Decodable { var url: String? }
+            guard let body = try? JSONDecoder().decode(URLBody.self, from: Data(request.body)) else {
+                return invalid("BadArgument", "The body is not JSON of the shape {\"url\": \"…\"}.")
+            }
+            guard body.url != nil else { return invalid("InvalidImageUrl", "The JSON body has no \"url\".") }
+            return invalid("InvalidImageUrl",
+                           "This server does not fetch images from URLs; send the image's bytes as application/octet-stream.")
+        }
+        guard type == "application/octet-stream" || type.hasPrefix("image/") else {
+            return error(415, "InvalidRequest", "Send the image as application/octet-stream (or JSON {\"url\"}, which this server refuses), not '\(type)'.",
+                         inner: "UnsupportedMediaType")
+        }
+        guard !request.body.isEmpty else { return invalid("InvalidImageSize", "The body is empty: send the image's bytes.") }
+        // `language` is the language of captions and tags, not of the text read: the worker's default reads.
+        let call = OCRCall(image: request.body, mode: "document", languages: nil, credential: .azure(request))
+        switch recognize(call) {
+        case .success(let result):
+            var response = Gateway.json(200, ImageAnalysis.result(result))
+            response.headers.set("apim-request-id", UUID().uuidString.lowercased())
+            return response
+        case .failure(let failure):
+            return error(failure)
+        }
+    }
+
+    static func error(_ failure: GatewayFailure) -> HTTPResponse {
+        if failure.isInvalidAPIKey { return invalidKey }
+        return switch failure.kind {
+        case .invalidImage: invalid("InvalidImageFormat", failure.message)
+        case .unauthenticated: error(401, "401", failure.message)
+        case .forbidden: error(403, "403", failure.message)
+        case .busy: error(429, "429", failure.message)
+        case .unavailable: error(503, "ServiceUnavailable", failure.message)
+        case .internal: error(500, "InternalServerError", failure.message, inner: "InternalServerError")
+        }
+    }
+
+    /// An unknown or revoked `Ocp-Apim-Subscription-Key`: the API Management front's 401, as on the Read routes.
+    static var invalidKey: HTTPResponse {
+        var response = AzureAPI.invalidKey
+        response.headers.set("x-ms-error-code", "401")
+        return response
+    }
+
+    /// `400 InvalidRequest` with the specific reason in `innererror`, as the service answers bad input.
+    static func invalid(_ inner: String, _ message: String) -> HTTPResponse {
+        error(400, "InvalidRequest", message, inner: inner)
+    }
+
+    /// Azure Core's error body, `innererror` only when there is a more specific code.
+    public static func error(_ status: Int, _ code: String, _ message: String, inner: String? = nil) -> HTTPResponse {
+        struct Body: Encodable {
+            struct Inner: Encodable {
+                var code: String
+                var message: String
+            }
+            struct Outer: Encodable {
+                var code: String
+                var message: String
+                var innererror: Inner?
+            }
+            var error: Outer
+        }
+        var response = Gateway.json(status, Body(error: .init(code: code, message: message, innererror: inner.map { .init(code: $0, message: message) })))
+        response.headers.set("x-ms-error-code", code)
+        return response
+    }
+}
