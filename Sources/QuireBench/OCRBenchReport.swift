@@ -75,6 +75,30 @@ public struct OCRBenchProblem: Sendable, Codable, Equatable {
     public var message: String
 }
 
+/// An image Quire read more than 20% slower than the CLI: one in flight end to end against the CLI's
+/// process (each the shortest over the passes), with the raw engine's time beside them.
+public struct OCRBenchSlowImage: Sendable, Codable, Equatable {
+    public var file: String
+    public var quireMs: Double
+    public var rawMs: Double?
+    public var cliMs: Double
+    /// The recognition scale the worker read it at (from the raw engine's result).
+    public var scale: Double?
+
+    /// How much longer Quire took than the CLI.
+    public var ratio: Double { quireMs / max(cliMs, 1e-9) }
+
+    /// Images whose Quire time exceeds the CLI's by more than `margin` (0.2: 20%), slowest first.
+    static func find(quire: [Int: UInt64], cli: [Int: UInt64], raw: [Int: UInt64], names: [String], scales: [Int: Double],
+                     margin: Double = 0.2) -> [OCRBenchSlowImage] {
+        quire.compactMap { index, q -> OCRBenchSlowImage? in
+            guard let c = cli[index], Double(q) > Double(c) * (1 + margin) else { return nil }
+            return OCRBenchSlowImage(file: names[index], quireMs: (Double(q) / 1e4).rounded() / 100, rawMs: raw[index].map { (Double($0) / 1e4).rounded() / 100 },
+                                     cliMs: (Double(c) / 1e4).rounded() / 100, scale: scales[index])
+        }.sorted { $0.ratio > $1.ratio }
+    }
+}
+
 /// Everything `quire bench ocr` measured.
 public struct OCRBenchReport: Sendable, Codable, Equatable {
     public var machine: MachineInfo
@@ -113,6 +137,8 @@ public struct OCRBenchReport: Sendable, Codable, Equatable {
     /// Accuracy against NAME.gt.txt (and NAME.key.json) of Quire (its one-in-flight replies) and the
     /// CLI: all images first ("all"), then per group when there is more than one.
     public var accuracy: [OCRAccuracyRow] = []
+    /// Images Quire read more than 20% slower than the CLI (nil: the CLI did not run).
+    public var slowerThanCLI: [OCRBenchSlowImage]? = nil
     /// Files left out before measuring and images that failed in a run (at most 50).
     public var problems: [OCRBenchProblem]
     /// Files in the folder that are not images (skipped without a word).
@@ -188,6 +214,16 @@ public struct OCRBenchReport: Sendable, Codable, Equatable {
                 + "JSON encoding, broker, loopback, client); reply \(groupedThousands(Double(b.replyBytes))) bytes"
             if let encode = b.jsonEncodeMs { line += ", of which encoding takes \(milliseconds(encode)) ms" }
             lines.append(line + ".")
+        }
+        if let slow = slowerThanCLI {
+            let shown = slow.prefix(12).map { image in
+                "\(image.file) \(milliseconds(image.quireMs)) ms against \(milliseconds(image.cliMs)) ms (×\(twoDecimals(image.ratio))"
+                    + (image.rawMs.map { "; raw engine \(milliseconds($0)) ms" } ?? "")
+                    + (image.scale.map { "; read at ×\(twoDecimals($0))" } ?? "") + ")"
+            }
+            lines.append("Slower than the CLI by more than 20% (Quire one in flight, end to end, against the CLI's process for the "
+                + "same image; the shortest of the passes): " + (slow.isEmpty ? "none." : "\(slow.count) of \(images): "
+                + shown.joined(separator: ", ") + (slow.count > shown.count ? ", …" : "") + "."))
         }
         lines.append("tesseract CLI: \(cli)")
         if rows.contains(where: { $0.name == "raw engine" }) {

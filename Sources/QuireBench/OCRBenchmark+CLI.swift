@@ -61,6 +61,7 @@ extension OCRBenchmark {
         let tickets = TicketCounter()
         let samples = Locked<[UInt64]>([])
         let texts = Locked<[Int: String]>([:])
+        let perImage = Locked<[Int: UInt64]>([:])
         let stopAt = Instant.now() + options.phaseTimeout
         let cpu0 = CPUSnapshot.now()
         let start = Instant.now()
@@ -76,6 +77,7 @@ extension OCRBenchmark {
                     case .success:
                         let elapsed = Instant.now().nanoseconds &- t0.nanoseconds
                         samples.withLock { $0.append(elapsed) }
+                        perImage.withLock { $0[ticket] = elapsed }
                         let text = FileManager.default.contents(atPath: output + ".txt").map { String(decoding: $0, as: UTF8.self) } ?? ""
                         texts.withLock { $0[ticket] = text }
                     case .failure(let message):
@@ -94,6 +96,7 @@ extension OCRBenchmark {
         let seconds = max(Instant.now().seconds(since: start), 1e-9)
         var tally = Tally(samples: samples.withLock { $0 }, seconds: seconds, cpu: cpu0.until(CPUSnapshot.now()))
         tally.texts = texts.withLock { $0 }
+        tally.perImage = perImage.withLock { $0 }
         return tally
     }
 }

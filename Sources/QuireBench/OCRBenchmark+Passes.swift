@@ -37,6 +37,8 @@ extension OCRBenchmark {
         var perWorker: [Int]?
         /// The text read from each image (by index), where this way returns it.
         var texts: [Int: String] = [:]
+        /// Each image's time (by index), nanoseconds; over several passes the shortest.
+        var perImage: [Int: UInt64] = [:]
 
         init(samples: [UInt64] = [], seconds: Double = 0, cpu: CPUSnapshot.Usage? = nil) {
             self.samples = samples
@@ -53,6 +55,7 @@ extension OCRBenchmark {
             cpuSeconds += other.cpuSeconds
             otherCPUSeconds += other.otherCPUSeconds
             texts.merge(other.texts) { first, _ in first }
+            perImage.merge(other.perImage) { min($0, $1) }
         }
 
         func row(name: String, setup: String, failures: Int, images: [BenchImage]) -> OCRBenchRow {

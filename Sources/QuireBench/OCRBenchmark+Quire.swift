@@ -164,7 +164,10 @@ extension OCRBenchmark {
         }
         let samples = replies.map(\.nanoseconds)
         var tally = Tally(samples: samples, seconds: Instant.now().seconds(since: start), cpu: cpu0.until(CPUSnapshot.now()))
-        for reply in replies { tally.texts[reply.image] = reply.summary?.text ?? "" }
+        for reply in replies {
+            tally.texts[reply.image] = reply.summary?.text ?? ""
+            tally.perImage[reply.image] = reply.nanoseconds
+        }
         return (tally, replies)
     }
 

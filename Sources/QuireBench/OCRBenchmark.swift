@@ -228,6 +228,10 @@ public final class OCRBenchmark: Sendable {
             }
         }
 
+        let slow = cli == nil ? nil : OCRBenchSlowImage.find(quire: total(.quireOne).perImage, cli: total(.cli).perImage,
+                                                             raw: total(.raw).perImage, names: images.map(\.name),
+                                                             scales: raw.recognitionScalesByImage())
+
         let largest = images.max { $0.width * $0.height < $1.width * $1.height }!
         var formats: [String] = []
         for image in images where !formats.contains(image.format.rawValue) { formats.append(image.format.rawValue) }
@@ -242,7 +246,7 @@ public final class OCRBenchmark: Sendable {
             rows: rows.map(\.1), breakdown: breakdown,
             passes: passes.count, noisyPasses: passes.indices.filter { passes[$0].noisy }.map { $0 + 1 },
             passesUsed: used.count, recognitionScales: raw.recognitionScales(), scalingDisabled: options.noScaling,
-            accuracy: accuracy, problems: all.filter { $0.phase == "scan" } + all.filter { $0.phase != "scan" }.prefix(50),
+            accuracy: accuracy, slowerThanCLI: slow, problems: all.filter { $0.phase == "scan" } + all.filter { $0.phase != "scan" }.prefix(50),
             nonImageFiles: nonImages, loadAverageBefore: loadBefore, loadAverageAfter: Self.loadAverage())
     }
 

@@ -63,10 +63,16 @@ final class RawPool {
             }
         }
         let cpu = cpu0.until(OCRBenchmark.CPUSnapshot.now())
-        let (samples, texts, finished) = shared.state.withLock { ($0.samples, $0.texts, $0.finished) }
+        let (samples, texts, perImage, finished) = shared.state.withLock { ($0.samples, $0.texts, $0.perImage, $0.finished) }
         var tally = OCRBenchmark.Tally(samples: samples, seconds: max(finished.seconds(since: start), 1e-9), cpu: cpu)
         tally.texts = texts
+        tally.perImage = perImage
         return tally
+    }
+
+    /// Each image's recognition scale (its first page's), by index.
+    func recognitionScalesByImage() -> [Int: Double] {
+        shared.results.withLock { $0 }.compactMapValues { $0.pages.first.map { ($0.recognitionScale * 100).rounded() / 100 } }
     }
 
     /// Smallest, median and largest recognition scale over the images' first results.
@@ -120,6 +126,7 @@ final class RawShared: @unchecked Sendable {
         var stopAt = Instant(nanoseconds: 0)
         var samples: [UInt64] = []
         var texts: [Int: String] = [:]
+        var perImage: [Int: UInt64] = [:]
         var finished = Instant(nanoseconds: 0)
         var quit = false
     }
@@ -157,6 +164,7 @@ final class RawShared: @unchecked Sendable {
                     state.withLock {
                         $0.samples.append(elapsed)
                         $0.texts[ticket] = result.text
+                        $0.perImage[ticket] = elapsed
                     }
                     results.withLock { if $0[ticket] == nil { $0[ticket] = result } }
                 } catch {
