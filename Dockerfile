@@ -1,6 +1,9 @@
 # Quire: one image for every role. Compose services differ only in `command:` (broker, worker ocr,
 # worker token, gateway, exporter, and the client verbs). libmicrohttpd12 serves HTTP (exporter); Debian builds
-# it with GnuTLS, so TLS needs nothing more.
+# it with GnuTLS, so TLS needs nothing more. libcurl4 is FoundationNetworking's transport (the gateway
+# fetches allowed image URLs): --static-swift-stdlib links Foundation in, but libcurl stays a shared
+# library, and the binary must be linked against this flavour (libcurl.so.4, OpenSSL), so the build
+# stage installs libcurl4-openssl-dev (libtesseract-dev would otherwise pull in the NSS flavour).
 #
 # From source (needs a registry for the official Swift image):
 #   docker build -t quire .
@@ -36,7 +39,7 @@ RUN set -eux; \
         apt-get update; \
         apt-get install -y --no-install-recommends \
             libzmq3-dev libtesseract-dev libleptonica-dev libsodium-dev libsqlite3-dev libheif-dev \
-            libmicrohttpd-dev; \
+            libmicrohttpd-dev libcurl4-openssl-dev; \
         rm -rf /var/lib/apt/lists/*; \
     fi
 WORKDIR /src
@@ -58,7 +61,7 @@ RUN set -eux; \
     packs=""; for l in $TESSERACT_LANGUAGES; do packs="$packs tesseract-ocr-$(echo "$l" | tr '_' '-' | tr 'A-Z' 'a-z')"; done; \
     apt-get update; \
     apt-get install -y --no-install-recommends \
-        libzmq5 libtesseract5 liblept5 libsodium23 libheif1 libsqlite3-0 libmicrohttpd12 $packs; \
+        libzmq5 libtesseract5 liblept5 libsodium23 libheif1 libsqlite3-0 libmicrohttpd12 libcurl4 $packs; \
     rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt /var/log/dpkg.log; \
     groupadd --system --gid 10001 quire; \
     useradd --system --uid 10001 --gid quire --home-dir /var/lib/quire --no-create-home \

@@ -6,12 +6,12 @@ import QuireHTTP
 /// (`POST /vision/v3.2/read/analyze` → `202` + `Operation-Location: …/read/analyzeResults/{id}`) and
 /// Read 2.0, the iOS tutorial's (`POST /vision/v2.0/read/core/asyncBatchAnalyze` → `202` +
 /// `Operation-Location: …/read/operations/{id}`). The image is the body (`application/octet-stream`
-/// or `image/*`); a JSON `{"url"}` is refused, as URLs are not fetched. Errors are Azure's
+/// or `image/*`), or JSON `{"url"}`, fetched only from the allow-list (``FetchAllowList``). Errors are Azure's
 /// `{"error":{"code","message"}}`.
 public enum AzureAPI {
-    static func add(to router: inout HTTPRouter, jobs: JobBackend, https: Bool) {
+    static func add(to router: inout HTTPRouter, jobs: JobBackend, https: Bool, fetch: ImageSource) {
         router.post("/vision/v3.2/read/analyze") { request, _ in
-            analyze(request, jobs: jobs, location: { base(request, https: https) + "/vision/v3.2/read/analyzeResults/" + $0 })
+            analyze(request, jobs: jobs, fetch: fetch, location: { base(request, https: https) + "/vision/v3.2/read/analyzeResults/" + $0 })
         }
         router.get("/vision/v3.2/read/analyzeResults/{id}") { request, parameters in
             poll(request, id: parameters["id"] ?? "", jobs: jobs) { state in
@@ -26,7 +26,7 @@ public enum AzureAPI {
             }
         }
         router.post("/vision/v2.0/read/core/asyncBatchAnalyze") { request, _ in
-            analyze(request, jobs: jobs, location: { base(request, https: https) + "/vision/v2.0/read/operations/" + $0 })
+            analyze(request, jobs: jobs, fetch: fetch, location: { base(request, https: https) + "/vision/v2.0/read/operations/" + $0 })
         }
         router.get("/vision/v2.0/read/operations/{id}") { request, parameters in
             poll(request, id: parameters["id"] ?? "", jobs: jobs) { state in
@@ -46,23 +46,29 @@ public enum AzureAPI {
         (https ? "https://" : "http://") + (request.headers["Host"] ?? "localhost")
     }
 
-    static func analyze(_ request: HTTPRequest, jobs: JobBackend, location: (String) -> String) -> HTTPResponse {
+    static func analyze(_ request: HTTPRequest, jobs: JobBackend, fetch: ImageSource, location: (String) -> String) -> HTTPResponse {
         let type = (request.headers["Content-Type"] ?? "").lowercased().split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        let image: [UInt8]
         if type == "application/json" {
             struct URLBody: Decodable { var url: String? }
             guard let body = try? JSONDecoder().decode(URLBody.self, from: Data(request.body)) else {
                 return error(400, "InvalidRequest", "The body is not valid JSON.")
             }
-            guard body.url != nil else { return error(400, "InvalidImageUrl", "The JSON body has no \"url\".") }
-            return error(400, "InvalidImageUrl",
-                         "This server does not fetch images from URLs; send the image's bytes as application/octet-stream.")
+            guard let url = body.url else { return error(400, "InvalidImageUrl", "The JSON body has no \"url\".") }
+            // Fetched here, before the job is accepted: the client hears at once why a URL gives no image.
+            switch fetch.fetch(url) {
+            case .success(let bytes): image = bytes
+            case .failure(let failure): return error(failure)
+            }
+        } else {
+            guard type == "application/octet-stream" || type.hasPrefix("image/") else {
+                return error(415, "UnsupportedMediaType", "Send the image as application/octet-stream or JSON {\"url\"}, not '\(type)'.")
+            }
+            guard !request.body.isEmpty else { return error(400, "InvalidImage", "The body is empty: send the image's bytes.") }
+            image = request.body
         }
-        guard type == "application/octet-stream" || type.hasPrefix("image/") else {
-            return error(415, "UnsupportedMediaType", "Send the image as application/octet-stream (or JSON {\"url\"}, which this server refuses), not '\(type)'.")
-        }
-        guard !request.body.isEmpty else { return error(400, "InvalidImage", "The body is empty: send the image's bytes.") }
         let languages = request.query("language").flatMap { $0.isEmpty || $0 == "unk" ? nil : [$0] }
-        let call = OCRCall(image: request.body, mode: "document", languages: languages, credential: .azure(request))
+        let call = OCRCall(image: image, mode: "document", languages: languages, credential: .azure(request))
         switch jobs.submit(call) {
         case .success(let id):
             return HTTPResponse(status: 202, headers: ["Operation-Location": location(id), "apim-request-id": id])
@@ -77,6 +83,19 @@ public enum AzureAPI {
         case .success(nil): return error(404, "NotFound", "Operation '\(id)' was not found (never submitted, or its result expired).")
         case .failure(let failure): return error(failure)
         }
+    }
+
+    /// A URL not fetched: `400 InvalidImageUrl` naming the reason (Azure answers a URL it cannot
+    /// download so); every fetch slot taken: `429`.
+    static func error(_ failure: FetchFailure) -> HTTPResponse {
+        if failure.reason == .busy { return error(429, "TooManyRequests", failure.message) }
+        return error(400, "InvalidImageUrl", sentence(failure.message))
+    }
+
+    /// "the URL is not…" → "The URL is not….": the gateway's messages as Azure writes them.
+    static func sentence(_ text: String) -> String {
+        guard let first = text.first else { return text }
+        return first.uppercased() + text.dropFirst() + (text.hasSuffix(".") ? "" : ".")
     }
 
     static func error(_ failure: GatewayFailure) -> HTTPResponse {

@@ -6,9 +6,9 @@ import QuireWire
 /// Cloud Vision v1 `POST /v1/images:annotate` (REST, proto3 JSON): the text features only.
 ///
 /// What goes wrong with the whole call (JSON that does not parse, base64 that does not decode, an
-/// image URL, no text feature) is HTTP 400 with `{"error":{"code","message","status"}}`, as Google
-/// answers; what goes wrong with one image read (not an image, no worker) is that response's
-/// `error`, and the batch is still 200. A refused token is 401 for the whole call.
+/// image URL not on the allow-list, no text feature) is HTTP 400 with `{"error":{"code","message","status"}}`, as Google
+/// answers; what goes wrong with one image read (not an image, no worker, a URL that could not be
+/// fetched) is that response's `error`, and the batch is still 200. A refused token is 401 for the whole call.
 public enum CloudVisionAPI {
     /// `AnnotateImageRequest`, leniently: `features` may be a list (Google's API) or one object (the
     /// Firebase tutorial's `annotateImage` call).
@@ -73,11 +73,28 @@ public enum CloudVisionAPI {
         var message: String
     }
 
-    static func add(to router: inout HTTPRouter, recognize: @escaping Recognizer) {
-        router.post("/v1/images:annotate") { request, _ in annotate(request, recognize: recognize) }
+    /// One image to read: its call, and the URL its bytes are fetched from (then `call.image` is empty).
+    struct Item {
+        var call: OCRCall
+        var url: String?
+        var feature: CloudVision.Feature
+
+        /// The call with the image's bytes, fetching them if they are at a URL.
+        func resolved(_ source: ImageSource) -> Result<OCRCall, FetchFailure> {
+            guard let url else { return .success(call) }
+            return source.fetch(url).map { bytes in
+                var call = self.call
+                call.image = bytes
+                return call
+            }
+        }
     }
 
-    static func annotate(_ request: HTTPRequest, recognize: Recognizer) -> HTTPResponse {
+    static func add(to router: inout HTTPRouter, recognize: @escaping Recognizer, fetch: ImageSource) {
+        router.post("/v1/images:annotate") { request, _ in annotate(request, recognize: recognize, fetch: fetch) }
+    }
+
+    static func annotate(_ request: HTTPRequest, recognize: Recognizer, fetch: ImageSource) -> HTTPResponse {
         let batch: BatchRequest
         do {
             batch = try JSONDecoder().decode(BatchRequest.self, from: Data(request.body))
@@ -87,15 +104,24 @@ public enum CloudVisionAPI {
         let requests = batch.requests ?? []
         guard !requests.isEmpty else { return Self.error(400, "No requests were specified: send {\"requests\":[{\"image\":{\"content\":…},\"features\":[…]}]}.") }
         let credential = Credential.google(request)
-        var calls: [(OCRCall, CloudVision.Feature)] = []
+        var items: [Item] = []
         for (index, item) in requests.enumerated() {
-            switch call(item, field: "requests[\(index)]", credential: credential) {
-            case .success(let call): calls.append(call)
+            switch call(item, field: "requests[\(index)]", credential: credential, fetch: fetch) {
+            case .success(let call): items.append(call)
             case .failure(let refusal): return Self.error(refusal.status, refusal.message)
             }
         }
         var responses: [CloudVision.Response] = []
-        for (call, feature) in calls {
+        for item in items {
+            let feature = item.feature
+            let call: OCRCall
+            switch item.resolved(fetch) {
+            case .success(let resolved): call = resolved
+            case .failure(let failure):
+                // As Google answers a URL it could not get: that image's error, the batch still 200.
+                responses.append(CloudVision.Response(error: CloudVision.Status(code: grpcCode(failure.reason), message: message(failure))))
+                continue
+            }
             switch recognize(call) {
             case .success(let result):
                 responses.append(CloudVision.response(result, feature: feature))
@@ -111,8 +137,11 @@ public enum CloudVisionAPI {
         return Gateway.json(200, CloudVision.BatchResponse(responses: responses))
     }
 
-    /// The `ocr` call for one `AnnotateImageRequest`, or why there is none.
-    static func call(_ item: ImageRequest, field: String, credential: Credential) -> Result<(OCRCall, CloudVision.Feature), Refusal> {
+    /// The `ocr` call for one `AnnotateImageRequest`, or why there is none. `image.content` wins
+    /// over `image.source` (Google: "If both content and source are provided for an image, content
+    /// takes precedence"), `imageUri` over `gcsImageUri`; a URL must pass `fetch`'s allow-list here,
+    /// before any image of the call is read, and is fetched later (``Item/resolved(_:)``).
+    static func call(_ item: ImageRequest, field: String, credential: Credential, fetch: ImageSource) -> Result<Item, Refusal> {
         let types = item.features.compactMap(\.type)
         guard !types.isEmpty else {
             return .failure(Refusal(status: 400, message: "No feature is specified in \(field).features: use TEXT_DETECTION or DOCUMENT_TEXT_DETECTION."))
@@ -121,8 +150,13 @@ public enum CloudVisionAPI {
         guard let feature = known.contains(.documentTextDetection) ? .documentTextDetection : known.first else {
             return .failure(Refusal(status: 400, message: "\(field).features: this server reads text only (TEXT_DETECTION, DOCUMENT_TEXT_DETECTION), not \(types.joined(separator: ", "))."))
         }
-        if let source = item.image?.source, source.imageUri != nil || source.gcsImageUri != nil {
-            return .failure(Refusal(status: 400, message: "\(field).image.source: this server does not fetch images from URLs; send the bytes in \(field).image.content (base64)."))
+        let languages = item.imageContext?.languageHints
+        if item.image?.content?.isEmpty ?? true, let source = item.image?.source,
+           let (name, url) = source.imageUri.map({ ("imageUri", $0) }) ?? source.gcsImageUri.map({ ("gcsImageUri", $0) }) {
+            if let refusal = fetch.refusal(url) {
+                return .failure(Refusal(status: 400, message: "\(field).image.source.\(name): \(refusal.message); send the bytes in \(field).image.content (base64)."))
+            }
+            return .success(Item(call: OCRCall(image: [], mode: feature.mode, languages: languages, credential: credential), url: url, feature: feature))
         }
         guard let content = item.image?.content, !content.isEmpty else {
             return .failure(Refusal(status: 400, message: "\(field).image.content is empty: send the image's bytes, base64-encoded."))
@@ -130,7 +164,26 @@ public enum CloudVisionAPI {
         guard let bytes = decodeBase64(content) else {
             return .failure(Refusal(status: 400, message: "Invalid value at '\(field).image.content' (TYPE_BYTES), Base64 decoding failed."))
         }
-        return .success((OCRCall(image: bytes, mode: feature.mode, languages: item.imageContext?.languageHints, credential: credential), feature))
+        return .success(Item(call: OCRCall(image: bytes, mode: feature.mode, languages: languages, credential: credential), url: nil, feature: feature))
+    }
+
+    /// `google.rpc.Code` of an image whose URL was not fetched: 14 UNAVAILABLE with Google's own
+    /// sentence when it could not be downloaded (what Vision answers then), 7 PERMISSION_DENIED for a
+    /// redirect off the allow-list, 3 INVALID_ARGUMENT for what came back (too large, not an image),
+    /// 8 RESOURCE_EXHAUSTED when every fetch slot is taken.
+    static func grpcCode(_ reason: FetchFailure.Reason) -> Int {
+        switch reason {
+        case .notAllowed: 7
+        case .couldNotDownload: 14
+        case .tooLarge, .notAnImage: 3
+        case .busy: 8
+        }
+    }
+
+    /// The message of an image whose URL was not fetched.
+    static func message(_ failure: FetchFailure) -> String {
+        failure.reason == .couldNotDownload ? "We can not access the URL currently. Please download the content and pass it in. (\(failure.message))"
+                                            : failure.message
     }
 
     /// Standard or URL-safe base64, padded or not, as proto3 JSON accepts `bytes`. Works on the UTF-8

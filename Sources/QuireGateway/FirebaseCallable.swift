@@ -13,12 +13,12 @@ public enum FirebaseCallable {
         var data: CloudVisionAPI.ImageRequest?
     }
 
-    static func add(to router: inout HTTPRouter, recognize: @escaping Recognizer) {
-        router.post("/annotateImage") { request, _ in annotateImage(request, recognize: recognize) }
-        router.post("/{project}/{region}/annotateImage") { request, _ in annotateImage(request, recognize: recognize) }
+    static func add(to router: inout HTTPRouter, recognize: @escaping Recognizer, fetch: ImageSource) {
+        router.post("/annotateImage") { request, _ in annotateImage(request, recognize: recognize, fetch: fetch) }
+        router.post("/{project}/{region}/annotateImage") { request, _ in annotateImage(request, recognize: recognize, fetch: fetch) }
     }
 
-    static func annotateImage(_ request: HTTPRequest, recognize: Recognizer) -> HTTPResponse {
+    static func annotateImage(_ request: HTTPRequest, recognize: Recognizer, fetch: ImageSource) -> HTTPResponse {
         // The media type exactly (parameters such as charset aside): `application/jsonx` is not JSON.
         let contentType = (request.headers["Content-Type"] ?? "").lowercased().split(separator: ";").first
             .map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
@@ -32,10 +32,18 @@ public enum FirebaseCallable {
             return Self.error("INVALID_ARGUMENT", "Bad Request: \(CloudVisionAPI.describe(error))")
         }
         guard let item = envelope.data else { return error("INVALID_ARGUMENT", "Bad Request: the body has no \"data\".") }
-        switch CloudVisionAPI.call(item, field: "data", credential: .google(request)) {
+        switch CloudVisionAPI.call(item, field: "data", credential: .google(request), fetch: fetch) {
         case .failure(let refusal):
             return error("INVALID_ARGUMENT", refusal.message)
-        case .success(let (call, feature)):
+        case .success(let item):
+            let feature = item.feature
+            let call: OCRCall
+            switch item.resolved(fetch) {
+            case .success(let resolved): call = resolved
+            case .failure(let failure):
+                // The status of the code Cloud Vision gives that image (UNAVAILABLE, PERMISSION_DENIED, …).
+                return error(status(grpc: CloudVisionAPI.grpcCode(failure.reason)), CloudVisionAPI.message(failure))
+            }
             switch recognize(call) {
             case .success(let result):
                 struct Reply: Encodable { var result: CloudVision.Response }
@@ -54,6 +62,16 @@ public enum FirebaseCallable {
         case .busy: "RESOURCE_EXHAUSTED"
         case .unavailable: "UNAVAILABLE"
         case .internal: "INTERNAL"
+        }
+    }
+
+    static func status(grpc code: Int) -> String {
+        switch code {
+        case 3: "INVALID_ARGUMENT"
+        case 7: "PERMISSION_DENIED"
+        case 8: "RESOURCE_EXHAUSTED"
+        case 14: "UNAVAILABLE"
+        default: "INTERNAL"
         }
     }
 

@@ -109,6 +109,22 @@ public struct GatewayFailure: Error, Sendable, Equatable {
 /// Reads one image: the gateway's only way to the workers (through the broker, in production).
 public typealias Recognizer = @Sendable (OCRCall) -> Result<OCRResult, GatewayFailure>
 
+/// Where the bytes of an image URL a client gave come from (``ImageFetcher/source``). The routes ask
+/// ``refusal`` while they check the request (no network), and ``fetch`` when they read that image.
+public struct ImageSource: Sendable {
+    /// nil when the URL may be fetched; else why not.
+    public var refusal: @Sendable (String) -> FetchFailure?
+    public var fetch: @Sendable (String) -> Result<[UInt8], FetchFailure>
+
+    public init(refusal: @escaping @Sendable (String) -> FetchFailure?, fetch: @escaping @Sendable (String) -> Result<[UInt8], FetchFailure>) {
+        self.refusal = refusal
+        self.fetch = fetch
+    }
+
+    /// No URL is fetched (no allow-list).
+    public static var none: ImageSource { ImageFetcher.none.source }
+}
+
 /// `quire gateway`: an HTTP server that answers the calls apps make to Cloud Vision, the Firebase
 /// callable `annotateImage`, Azure Image Analysis 4.0 (each image one `ocr` request, answered in the same HTTP exchange) and
 /// Azure Read 3.2/2.0 (each image a durable Titanic job, polled at its `Operation-Location`), as one
@@ -124,6 +140,8 @@ public final class Gateway: Sendable {
     public let requestTimeout: Milliseconds
     /// How long a token got for an API key is kept (``APIKeyTokens/cacheSeconds``): the revocation window.
     public let apiKeyCacheSeconds: Int64
+    /// Fetches the image URLs clients give, from the allow-list only (``ImageFetcher/none``: none).
+    public let fetcher: ImageFetcher
     private let logger: Logger
     private let stopRequested = Atomic<Bool>(false)
     private let stopSignal = DispatchSemaphore(value: 0)
@@ -134,12 +152,13 @@ public final class Gateway: Sendable {
     public static let threads = 16
 
     public init(listen: String, client: ClientConfiguration, tls: HTTPServerConfiguration.TLS? = nil, requestTimeout: Milliseconds = 60_000,
-                apiKeyCacheSeconds: Int64 = APIKeyTokens.maxCacheSeconds, logger: Logger) {
+                apiKeyCacheSeconds: Int64 = APIKeyTokens.maxCacheSeconds, fetcher: ImageFetcher = .none, logger: Logger) {
         self.listen = listen
         self.client = client
         self.tls = tls
         self.requestTimeout = requestTimeout
         self.apiKeyCacheSeconds = apiKeyCacheSeconds
+        self.fetcher = fetcher
         self.logger = logger
     }
 
@@ -159,13 +178,15 @@ public final class Gateway: Sendable {
 
     /// Every route the gateway answers; what matches none gets a 404 or 405 in the shape of the API
     /// its path belongs to (``APIFamily``): Azure's under `/vision/` and `/computervision/`, OAuth's for the token endpoint, Google's elsewhere.
-    public static func router(recognize: @escaping Recognizer, jobs: JobBackend = .none, tokens: TokenBackend = .none, https: Bool = false) -> HTTPRouter {
+    /// Image URLs go to `fetch` (by default: refused, no allow-list).
+    public static func router(recognize: @escaping Recognizer, jobs: JobBackend = .none, tokens: TokenBackend = .none, https: Bool = false,
+                              fetch: ImageSource = .none) -> HTTPRouter {
         var router = HTTPRouter()
         OAuthTokenEndpoint.add(to: &router, tokens: tokens)
-        CloudVisionAPI.add(to: &router, recognize: recognize)
-        FirebaseCallable.add(to: &router, recognize: recognize)
-        AzureAPI.add(to: &router, jobs: jobs, https: https)
-        ImageAnalysisAPI.add(to: &router, recognize: recognize)
+        CloudVisionAPI.add(to: &router, recognize: recognize, fetch: fetch)
+        FirebaseCallable.add(to: &router, recognize: recognize, fetch: fetch)
+        AzureAPI.add(to: &router, jobs: jobs, https: https, fetch: fetch)
+        ImageAnalysisAPI.add(to: &router, recognize: recognize, fetch: fetch)
         router.notFound = { APIFamily(path: $0.path).notFound($0) }
         router.methodNotAllowed = { APIFamily(path: $0.path).methodNotAllowed($0, allowed: $1) }
         return router
@@ -184,6 +205,7 @@ public final class Gateway: Sendable {
         let client = try QuireClient(configuration: self.client)
         defer { Self.blocking { await client.close() } }
         let logger = self.logger
+        let fetcher = self.fetcher
         let tokens = TokenBackend.broker(client)
         let keys = APIKeyTokens(backend: tokens, cacheSeconds: apiKeyCacheSeconds)
         let recognize: Recognizer = { call in
@@ -213,9 +235,10 @@ public final class Gateway: Sendable {
                                     log: { logger.debug("http", metadata: ["detail": $0]) },
                                     rejection: Self.rejection,
                                     handler: Self.router(recognize: recognize, jobs: .titanic(client, keys: keys), tokens: tokens,
-                                                        https: tls != nil).handler)
+                                                        https: tls != nil, fetch: fetcher.source).handler)
         logger.notice("gateway listening", metadata: ["listen": listen, "port": String(server.port), "broker": self.client.broker,
-                                                      "tls": tls == nil ? "off" : "on"])
+                                                      "tls": tls == nil ? "off" : "on",
+                                                      "fetch": fetcher.allow.isEmpty ? "off" : fetcher.allow.prefixes.map(\.description).joined(separator: ",")])
         onListening(server.port)
         while !stopRequested.load(ordering: .acquiring) { stopSignal.wait() }
         server.stop()

@@ -7,7 +7,7 @@ import QuireHTTP
 /// swagger's `ImageAnalysisResult` by ``ImageAnalysis/result(_:)``.
 ///
 /// The body is the image (`application/octet-stream`, what `ImageAnalysisClient.analyze(image_data:)`
-/// sends, or `image/*`); JSON `{"url"}` (`analyze_from_url`) is refused, as URLs are not fetched.
+/// sends, or `image/*`), or JSON `{"url"}` (`analyze_from_url`), fetched only from the allow-list (``FetchAllowList``).
 /// Only the `read` feature is served; any other gets `NotSupportedVisualFeature`. Errors are
 /// Azure Core's `ErrorResponse` as the service fills it: `{"error":{"code":"InvalidRequest","message",
 /// "innererror":{"code":"InvalidImageFormat","message"}}}` with the code also in `x-ms-error-code`;
@@ -20,11 +20,11 @@ public enum ImageAnalysisAPI {
     /// Every visual feature of the 4.0 API; only `read` is served.
     static let features = ["tags", "caption", "densecaptions", "objects", "read", "smartcrops", "people"]
 
-    static func add(to router: inout HTTPRouter, recognize: @escaping Recognizer) {
-        router.post("/computervision/imageanalysis:analyze") { request, _ in analyze(request, recognize: recognize) }
+    static func add(to router: inout HTTPRouter, recognize: @escaping Recognizer, fetch: ImageSource) {
+        router.post("/computervision/imageanalysis:analyze") { request, _ in analyze(request, recognize: recognize, fetch: fetch) }
     }
 
-    static func analyze(_ request: HTTPRequest, recognize: Recognizer) -> HTTPResponse {
+    static func analyze(_ request: HTTPRequest, recognize: Recognizer, fetch: ImageSource) -> HTTPResponse {
         guard let version = request.query("api-version"), !version.isEmpty else {
             return invalid("BadArgument", "The api-version query parameter is required: use \(apiVersions.joined(separator: " or ")).")
         }
@@ -44,22 +44,29 @@ public enum ImageAnalysisAPI {
         }
         let type = (request.headers["Content-Type"] ?? "").lowercased().split(separator: ";").first
             .map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        let image: [UInt8]
         if type == "application/json" {
             struct URLBody: Decodable { var url: String? }
             guard let body = try? JSONDecoder().decode(URLBody.self, from: Data(request.body)) else {
                 return invalid("BadArgument", "The body is not JSON of the shape {\"url\": \"…\"}.")
             }
-            guard body.url != nil else { return invalid("InvalidImageUrl", "The JSON body has no \"url\".") }
-            return invalid("InvalidImageUrl",
-                           "This server does not fetch images from URLs; send the image's bytes as application/octet-stream.")
+            guard let url = body.url else { return invalid("InvalidImageUrl", "The JSON body has no \"url\".") }
+            switch fetch.fetch(url) {
+            case .success(let bytes): image = bytes
+            case .failure(let failure):
+                if failure.reason == .busy { return error(429, "429", failure.message) }
+                return invalid("InvalidImageUrl", AzureAPI.sentence(failure.message))
+            }
+        } else {
+            guard type == "application/octet-stream" || type.hasPrefix("image/") else {
+                return error(415, "InvalidRequest", "Send the image as application/octet-stream or JSON {\"url\"}, not '\(type)'.",
+                             inner: "UnsupportedMediaType")
+            }
+            guard !request.body.isEmpty else { return invalid("InvalidImageSize", "The body is empty: send the image's bytes.") }
+            image = request.body
         }
-        guard type == "application/octet-stream" || type.hasPrefix("image/") else {
-            return error(415, "InvalidRequest", "Send the image as application/octet-stream (or JSON {\"url\"}, which this server refuses), not '\(type)'.",
-                         inner: "UnsupportedMediaType")
-        }
-        guard !request.body.isEmpty else { return invalid("InvalidImageSize", "The body is empty: send the image's bytes.") }
         // `language` is the language of captions and tags, not of the text read: the worker's default reads.
-        let call = OCRCall(image: request.body, mode: "document", languages: nil, credential: .azure(request))
+        let call = OCRCall(image: image, mode: "document", languages: nil, credential: .azure(request))
         switch recognize(call) {
         case .success(let result):
             var response = Gateway.json(200, ImageAnalysis.result(result))
