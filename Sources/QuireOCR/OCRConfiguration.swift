@@ -78,10 +78,13 @@ public struct OCRConfiguration: Sendable, Equatable {
     /// In `document` mode, change the few amounts written with the page's other decimal separator
     /// (`33,90` among `12.50`s) to the one it uses (``DecimalSeparators``).
     public var unifyDecimals: Bool = true
-    /// Tesseract parameters set on every engine. By default `tessedit_do_invert=0`: Tesseract then
-    /// does not read every line a second time inverted (white on black), which cost 5–15% of the time
-    /// on the receipts and found nothing there (`QUIRE_TESSERACT_VARIABLES=name=value,…` adds or overrides).
-    public var engineVariables: [String: String] = ["tessedit_do_invert": "0"]
+    /// Tesseract parameters set on every engine (`QUIRE_TESSERACT_VARIABLES=name=value,…` adds or
+    /// overrides). By default `tessedit_do_invert=0`: Tesseract then does not read every line a second
+    /// time inverted (white on black), which cost 5–15% of the time on the receipts and found nothing
+    /// there; and `textord_all_prop=1`: its layout analysis skips the fixed-pitch tests of every row
+    /// (the line recognizer finds the spaces itself), 3–5% of the CPU time on the receipts, and not
+    /// one of the 120 read differently.
+    public var engineVariables: [String: String] = ["tessedit_do_invert": "0", "textord_all_prop": "1"]
     /// Engines kept per worker thread (one per language set).
     public var enginesPerThread: Int = 3
 

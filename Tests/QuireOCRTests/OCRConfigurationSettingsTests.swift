@@ -6,7 +6,7 @@ import Testing
 @Suite struct OCRConfigurationSettingsTests {
     @Test func noVariablesMeanTheDefaults() throws {
         #expect(try OCRConfiguration(environment: [:]) == OCRConfiguration())
-        #expect(OCRConfiguration().engineVariables == ["tessedit_do_invert": "0"])
+        #expect(OCRConfiguration().engineVariables == ["tessedit_do_invert": "0", "textord_all_prop": "1"])
     }
 
     @Test func variablesOverrideTheDefaults() throws {
@@ -17,7 +17,7 @@ import Testing
         #expect(configuration.defaultLanguages == ["eng", "deu"])
         #expect(configuration.deskew == false)
         #expect(configuration.targetGlyphHeight == 30.5)
-        #expect(configuration.engineVariables == ["preserve_interword_spaces": "1", "tessedit_do_invert": "1"])
+        #expect(configuration.engineVariables == ["preserve_interword_spaces": "1", "tessedit_do_invert": "1", "textord_all_prop": "1"])
         #expect(configuration.maxPages == 100, "an empty variable counts as unset")
     }
 
