@@ -49,7 +49,10 @@ let package = Package(
         // Tokens, issuing side: signing keys, the argon2id client registry, the token authority and the
         // token worker's services.
         .target(name: "QuireTokens", dependencies: ["CSodium", "QuireJWT", "QuireWire", "QuireSupport", "QuireWorker"]),
-        .target(name: "Tesseract", dependencies: ["CTesseract", "CHeif"]),
+        // Leptonica's pixWriteMem, interposed so that Tesseract's line images skip a PNG round trip
+        // (see its header).
+        .target(name: "CTesseractShim", dependencies: ["CTesseract"], linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "Tesseract", dependencies: ["CTesseract", "CTesseractShim", "CHeif"]),
         // The Quire result in other services' shapes (Cloud Vision, Azure Read, Image Analysis) and as
         // the searchable PDF: no C, no sockets, for the CLI and the HTTP gateway alike.
         .target(name: "QuireFormats", dependencies: ["QuireWire"]),
@@ -77,7 +80,7 @@ let package = Package(
         .testTarget(name: "QuireBrokerTests", dependencies: ["QuireBroker", "QuireWire", "QuireStats", "QuireJWT", "QuireTokens", "ZeroMQ", "QuireSupport"]),
         .testTarget(name: "QuireStatsTests", dependencies: ["QuireStats", "QuireMonitor", "QuireSupport", "QuireWire", "QuireHTTP"]),
         .testTarget(name: "QuireTokensTests", dependencies: ["QuireTokens", "QuireJWT", "QuireWire", "QuireSupport"]),
-        .testTarget(name: "QuireOCRTests", dependencies: ["QuireOCR", "QuireWire", "Tesseract"]),
+        .testTarget(name: "QuireOCRTests", dependencies: ["QuireOCR", "QuireWire", "Tesseract", "CTesseract", "CTesseractShim"]),
         .testTarget(name: "QuireBenchTests", dependencies: ["QuireBench"]),
         .testTarget(name: "QuireFormatsTests", dependencies: ["QuireFormats", "QuireWire"], exclude: ["Fixtures"]),
         .testTarget(

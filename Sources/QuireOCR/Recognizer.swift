@@ -33,6 +33,7 @@ public final class Recognizer {
         do throws(TesseractError) {
             let variables = configuration.engineVariables.sorted(by: { $0.key < $1.key })
             let engine = try Engine(dataPath: configuration.dataPath, languages: key, variables: variables.map { (name: $0.key, value: $0.value) })
+            engine.rawLineImages = configuration.rawLineImages
             // Init ignores names it does not know; setting them again finds those.
             for (name, value) in variables where !engine.setVariable(name, value) {
                 throw TesseractError(.initFailed, "Tesseract does not take '\(name)=\(value)' (QUIRE_TESSERACT_VARIABLES)")

@@ -1,4 +1,5 @@
 internal import CTesseract
+internal import CTesseractShim
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -117,6 +118,15 @@ public final class Engine {
 
     public static var version: String { String(cString: TessVersion()) }
 
+    /// Whether this engine keeps Tesseract's line images uncompressed while it recognises
+    /// (`CTesseractShim.h`). The text, boxes and confidences are the same either way; only the time
+    /// differs. It has effect only where the interposed `pixWriteMem` is bound (``lineImageShimBound``).
+    public var rawLineImages = true
+
+    /// Whether the interposed `pixWriteMem` is the one Tesseract's calls reach (tests check it, so that
+    /// a linker change that drops it is noticed).
+    public static var lineImageShimBound: Bool { quire_raw_line_images_interposed() != 0 }
+
     /// Language packs installed in `dataPath` (file names `*.traineddata`).
     public static func installedLanguages(dataPath: String) -> [String] {
         guard let dir = opendir(dataPath) else { return [] }
@@ -146,7 +156,11 @@ public final class Engine {
         TessBaseAPISetImage2(handle, image.pix)
         let dpi = image.resolution
         if dpi > 0 { TessBaseAPISetSourceResolution(handle, Int32(dpi)) }
-        guard TessBaseAPIRecognize(handle, nil) == 0 else {
+        // Tesseract's line images skip their PNG round trip while it recognises (CTesseractShim.h).
+        quire_raw_line_images(rawLineImages ? 1 : 0)
+        let status = TessBaseAPIRecognize(handle, nil)
+        quire_raw_line_images(0)
+        guard status == 0 else {
             throw TesseractError(.recognitionFailed, "Tesseract failed to recognise the image")
         }
         var page = RecognizedPage(width: image.width, height: image.height, blocks: [], deskewAngle: 0, writingDirection: "ltr", text: "")

@@ -1,0 +1,23 @@
+#ifndef QUIRE_TESSERACT_SHIM_H
+#define QUIRE_TESSERACT_SHIM_H
+
+/// While on (per thread), Leptonica's `pixWriteMem` asked for PNG writes Leptonica's own uncompressed
+/// serialization ("spix") instead. Tesseract 5.3 stores every text line it cuts out for its line
+/// recognizer with `pixWriteMem(..., IFF_PNG)` and decodes it again with `pixReadMem` a moment later
+/// (`ImageData::SetPixInternal`): zlib compression that nobody keeps, 8% of a receipt's CPU time.
+/// `pixReadMem` reads "spix" just as well, pixel for pixel. Tesseract 5.5 has the same fix behind its
+/// TESSERACT_IMAGEDATA_AS_PIX build option; Debian 12's 5.3 has none.
+///
+/// Quire turns it on only around `TessBaseAPIRecognize` (see `Engine.recognize`): Quire's own PNG
+/// files are written with `pixWriteMemPng`, which this does not touch.
+void quire_raw_line_images(int on);
+
+/// How many PNG writes this thread has turned into "spix" so far (tests check that Tesseract's writes
+/// come through here).
+unsigned long quire_raw_line_images_written(void);
+
+/// Whether this process's `pixWriteMem` is the one in this file (the executable exports it and the
+/// dynamic linker binds Tesseract's calls to it), for tests and `quire --version`.
+int quire_raw_line_images_interposed(void);
+
+#endif

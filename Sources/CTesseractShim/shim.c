@@ -1,0 +1,43 @@
+// See include/CTesseractShim.h: Leptonica's pixWriteMem, interposed so that Tesseract's line images
+// skip a PNG round trip. Everything other than PNG, and every PNG write outside
+// `quire_raw_line_images(1)`, goes to Leptonica's own function unchanged.
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <leptonica/allheaders.h>
+#include "CTesseractShim.h"
+
+typedef l_ok (*write_mem_fn)(l_uint8 **, size_t *, PIX *, l_int32);
+
+static _Thread_local int raw_line_images;
+static _Thread_local unsigned long raw_line_images_written;
+static _Atomic(write_mem_fn) leptonica_write_mem;
+
+void quire_raw_line_images(int on) { raw_line_images = on; }
+
+unsigned long quire_raw_line_images_written(void) { return raw_line_images_written; }
+
+static write_mem_fn leptonica(void) {
+    write_mem_fn fn = atomic_load_explicit(&leptonica_write_mem, memory_order_acquire);
+    if (!fn) {
+        fn = (write_mem_fn)dlsym(RTLD_NEXT, "pixWriteMem");
+        atomic_store_explicit(&leptonica_write_mem, fn, memory_order_release);
+    }
+    return fn;
+}
+
+l_ok pixWriteMem(l_uint8 **pdata, size_t *psize, PIX *pix, l_int32 format) {
+    if (raw_line_images && format == IFF_PNG && pix) {
+        raw_line_images_written++;
+        return pixWriteMemSpix(pdata, psize, pix);
+    }
+    write_mem_fn fn = leptonica();
+    if (!fn) return 1;  // Leptonica's convention: nonzero is an error (callers then try PNM).
+    return fn(pdata, psize, pix, format);
+}
+
+int quire_raw_line_images_interposed(void) {
+    // Which pixWriteMem would a shared library calling it get? The first one in the global scope.
+    void *global = dlsym(RTLD_DEFAULT, "pixWriteMem");
+    return global == (void *)&pixWriteMem;
+}
