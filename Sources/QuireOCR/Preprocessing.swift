@@ -21,7 +21,16 @@ extension Recognizer {
         var columns: Bool?
         /// Where `image` begins in the upright page scaled for recognition (it was cropped to the
         /// text when that saved pixels), recognition pixels.
-        var origin: (x: Int, y: Int) = (0, 0)
+        var origin: (x: Double, y: Double) = (0, 0)
+        /// The skew of the upright page as measured in `prepare` (nil: the `deskew` step is off or the
+        /// mode has none).
+        var skew: Skew?
+
+        struct Skew {
+            var degrees: Double
+            var confidence: Double
+            var milliseconds: Double
+        }
         /// The tones of ink and paper when this page has an `ink` step (a document, the step on).
         var tones: (ink: Int, paper: Int)?
         /// The paper's brightness spread (``Image/backgroundSpread(tiles:)``), measured on the upright
@@ -154,10 +163,8 @@ extension Recognizer {
             // An unevenly lit page is darkened after the `light` step (see `preprocess`).
             if let tones, !Self.isUneven(spread, configuration) { try darkenInk(&image, tones: tones, steps: &steps) }
             let uploadedWidth = Double(header.width)
-            let factor = scale * uploadedWidth / Double(image.width)
-            if abs(factor - 1) > 0.01 { image = try image.scaled(by: factor) }
-            let actualScale = Double(image.width) / uploadedWidth
-            if let index = steps.firstIndex(where: { $0.step == "scale" }) { steps[index].parameters["factor"] = (actualScale * 1_000).rounded() / 1_000 }
+            // Decoded pixels per uploaded pixel (fewer when a JPEG was decoded reduced).
+            let decodedPerUploaded = Double(image.width) / uploadedWidth
             let (turns, mirror) = EXIFOrientation.correction(for: exif)
             // Transform from stored (at uploaded resolution) to upright, then invert.
             let storedWidth = uploadedWidth, storedHeight = Double(header.height)
@@ -168,6 +175,37 @@ extension Recognizer {
                 toUpright = toUpright.then(.mirror(width: uprightWidth))
                 image = try image.flippedHorizontally()
             }
+            // Documents are cropped to their text when that leaves out at least a fifth of the pixels,
+            // before the page is enlarged or deskewed: neither spends time on the margins.
+            var origin = (x: 0.0, y: 0.0)
+            if mode == .document, configuration.cropToText, let box = textBox {
+                let x0 = max(0, Int(Double(box.x) * decodedPerUploaded)), y0 = max(0, Int(Double(box.y) * decodedPerUploaded))
+                let x1 = min(image.width, Int((Double(box.x + box.width) * decodedPerUploaded).rounded(.up)))
+                let y1 = min(image.height, Int((Double(box.y + box.height) * decodedPerUploaded).rounded(.up)))
+                let kept = Double(max(0, x1 - x0) * max(0, y1 - y0)) / Double(max(1, image.width * image.height))
+                let apply = x1 > x0 && y1 > y0 && kept <= 0.8
+                steps.append(.init(step: "crop", applied: apply, parameters: ["kept": (kept * 1_000).rounded() / 1_000]))
+                if apply {
+                    image = try image.cropped(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
+                    origin = (Double(x0), Double(y0))
+                }
+            }
+            // The skew is measured on the smaller of the page as decoded and as scaled: the angle is
+            // the same, the pixels to search fewer (see `preprocess`).
+            let factor = scale / decodedPerUploaded
+            var skew: Prepared.Skew?
+            if factor > 1.01 { skew = try measureSkew(image, mode: mode) }
+            var actualScale = decodedPerUploaded
+            if abs(factor - 1) > 0.01 {
+                let before = (width: image.width, height: image.height)
+                image = try image.scaled(by: factor)
+                // Recognition pixels per decoded pixel, as Leptonica rounded the new size.
+                let grown = (x: Double(image.width) / Double(before.width), y: Double(image.height) / Double(before.height))
+                actualScale *= grown.x
+                origin = (origin.x * grown.x, origin.y * grown.y)
+            }
+            if skew == nil { skew = try measureSkew(image, mode: mode) }
+            if let index = steps.firstIndex(where: { $0.step == "scale" }) { steps[index].parameters["factor"] = (actualScale * 1_000).rounded() / 1_000 }
             // Tesseract's resolution: what the request or the file says, at the scale read. Text
             // brought to the target size reads as 300 dpi print; with no resolution at all Tesseract
             // estimates it from the text, as the CLI does (told 300 dpi, it takes sign-sized letters
@@ -180,21 +218,8 @@ extension Recognizer {
             }
             var prepared = Prepared(image: image, scale: actualScale, quarterTurns: turns, mirrored: mirror, toStored: toUpright.inverse,
                                     steps: steps, columns: columns, tones: tones, backgroundSpread: spread)
-            // Documents are cropped to their text when that leaves out at least a fifth of the pixels.
-            if mode == .document, configuration.cropToText, let box = textBox {
-                let x0 = max(0, Int(Double(box.x) * actualScale)), y0 = max(0, Int(Double(box.y) * actualScale))
-                let x1 = min(image.width, Int((Double(box.x + box.width) * actualScale).rounded(.up)))
-                let y1 = min(image.height, Int((Double(box.y + box.height) * actualScale).rounded(.up)))
-                let kept = Double(max(0, x1 - x0) * max(0, y1 - y0)) / Double(max(1, image.width * image.height))
-                let apply = x1 > x0 && y1 > y0 && kept <= 0.8
-                prepared.steps.append(.init(step: "crop", applied: apply, parameters: ["kept": (kept * 1_000).rounded() / 1_000]))
-                if apply {
-                    let dpi = image.resolution
-                    prepared.image = try image.cropped(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
-                    prepared.image.setResolution(dpi)
-                    prepared.origin = (x0, y0)
-                }
-            }
+            prepared.origin = origin
+            prepared.skew = skew
             return prepared
         } catch {
             throw Self.wire(error)
@@ -211,7 +236,7 @@ extension Recognizer {
             let dpi = image.resolution
             // Upright page (uploaded resolution) → recognition pixels: the scale, the crop, any quarter
             // turn, then any deskew.
-            var forward = Affine(a: prepared.scale, b: 0, c: -Double(prepared.origin.x), d: 0, e: prepared.scale, f: -Double(prepared.origin.y))
+            var forward = Affine(a: prepared.scale, b: 0, c: -prepared.origin.x, d: 0, e: prepared.scale, f: -prepared.origin.y)
             // Quarter turns found by orientation detection (see `readPage`), applied before the deskew.
             if turns != 0 {
                 // The page as EXIF left it, at the uploaded resolution (exact, not from scaled pixels).
@@ -229,15 +254,15 @@ extension Recognizer {
             let sideways = quarterTurns % 2 == 1
             let size = (width: sideways ? header.height : header.width, height: sideways ? header.width : header.height)
             var deskewAngle = 0.0
-            if mode != .line && configuration.deskew {
-                let started = Instant.now()
-                let found = try image.skew(range: configuration.maxSkew)
-                let angle = found?.degrees ?? 0
-                let confidence = found?.confidence ?? 0
+            // A quarter turn found after reading leaves the skew as it was, but lines that stood
+            // sideways when it was measured gave no angle: measured again on the turned page.
+            if let found = turns == 0 ? prepared.skew : try measureSkew(image, mode: mode) {
+                let angle = found.degrees, confidence = found.confidence
                 let apply = confidence >= configuration.skewConfidence && abs(angle) >= configuration.minSkew
                 steps.append(.init(step: "deskew", applied: apply, parameters: [
                     "angle": (angle * 100).rounded() / 100, "confidence": (confidence * 100).rounded() / 100,
-                    "minConfidence": configuration.skewConfidence, "minAngle": configuration.minSkew, "ms": started.millisecondsSince,
+                    "minConfidence": configuration.skewConfidence, "minAngle": configuration.minSkew,
+                    "ms": found.milliseconds,
                 ]))
                 if apply {
                     let (turned, grown) = try image.rotated(degrees: angle)
@@ -269,6 +294,15 @@ extension Recognizer {
         } catch {
             throw Self.wire(error)
         }
+    }
+
+    /// The page's skew (Leptonica's sweep and search over ±`maxSkew`), or nil when the mode or the
+    /// configuration has no `deskew` step. A page with no measurable skew gives angle 0, confidence 0.
+    func measureSkew(_ image: Image, mode: OCRRequest.Mode) throws(ImageError) -> Prepared.Skew? {
+        guard mode != .line && configuration.deskew else { return nil }
+        let started = Instant.now()
+        let found = try image.skew(range: configuration.maxSkew)
+        return Prepared.Skew(degrees: found?.degrees ?? 0, confidence: found?.confidence ?? 0, milliseconds: started.millisecondsSince)
     }
 
     /// Whether a page with this background spread is lit unevenly enough for the `light` step (nil:
