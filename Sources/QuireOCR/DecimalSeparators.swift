@@ -32,6 +32,52 @@ enum DecimalSeparators {
         return Amount(separatorOffset: separatorOffset, separator: separator)
     }
 
+    /// Thermal print's monospaced amounts have the full stop in a cell of its own, and Tesseract often
+    /// breaks the word after it: `55. 00`. A word ending in a digit and a full stop, followed on its
+    /// line by a word of exactly two digits no further away than that word is high, is one amount.
+    /// Commas are left apart (`4, 30` is as often a list as an amount), and so are farther words
+    /// (`Lot 38. 39`). Returns the page and how many amounts were joined.
+    static func joinSplitAmounts(_ page: RecognizedPage) -> (RecognizedPage, joined: Int) {
+        let (out, joined) = page.rebuilt(lines: { words in
+            var kept: [RecognizedElement] = []
+            var joined = 0
+            var index = 0
+            while index < words.count {
+                let word = words[index]
+                if index + 1 < words.count, let merged = joinedAmount(word, words[index + 1]) {
+                    kept.append(merged)
+                    joined += 1
+                    index += 2
+                } else {
+                    kept.append(word)
+                    index += 1
+                }
+            }
+            return joined > 0 ? (kept, joined) : nil
+        })
+        return (out, joined)
+    }
+
+    /// `first` and `second` as one word when they are an amount broken after its full stop.
+    static func joinedAmount(_ first: RecognizedElement, _ second: RecognizedElement) -> RecognizedElement? {
+        let head = Array(first.text), tail = Array(second.text)
+        guard head.count >= 2, head.last == ".", head[head.count - 2].isASCIIDigit,
+              tail.count == 2, tail.allSatisfy(\.isASCIIDigit) else { return nil }
+        let a = first.box, b = second.box
+        let gap = b.x - (a.x + a.width)
+        guard gap <= b.height, b.x + b.width > a.x + a.width else { return nil }
+        var word = first
+        word.text = first.text + second.text
+        let x0 = min(a.x, b.x), y0 = min(a.y, b.y)
+        word.box = PixelBox(x: x0, y: y0, width: max(a.x + a.width, b.x + b.width) - x0, height: max(a.y + a.height, b.y + b.height) - y0)
+        switch (first.confidence, second.confidence) {
+        case let (a?, b?): word.confidence = min(a, b)
+        case let (a, b): word.confidence = a ?? b
+        }
+        word.children = first.children + second.children
+        return word
+    }
+
     /// The page with its minority separators changed, how many words changed, and how many amounts
     /// were found with each separator.
     static func unify(_ page: RecognizedPage) -> (RecognizedPage, changed: Int, dots: Int, commas: Int) {

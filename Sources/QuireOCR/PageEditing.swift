@@ -7,6 +7,24 @@ extension RecognizedPage {
     /// the page rebuilt as Tesseract writes them, and lines, paragraphs and blocks left empty removed;
     /// and how many words were replaced or dropped.
     func rebuilt(words transform: (RecognizedElement) -> [RecognizedElement]?) -> (RecognizedPage, changedWords: Int) {
+        rebuilt(lines: { words in
+            var changed = 0
+            var kept: [RecognizedElement] = []
+            for word in words {
+                if let replacement = transform(word) {
+                    changed += 1
+                    kept += replacement
+                } else {
+                    kept.append(word)
+                }
+            }
+            return changed > 0 ? (kept, changed) : nil
+        })
+    }
+
+    /// The page with each line's words replaced where `transform` returns new ones for the whole line
+    /// (with how many words it counts as changed; nil keeps the line), rebuilt as ``rebuilt(words:)``.
+    func rebuilt(lines transform: ([RecognizedElement]) -> (words: [RecognizedElement], changed: Int)?) -> (RecognizedPage, changedWords: Int) {
         var changedWords = 0
         var out = self
         var anyChanged = false
@@ -18,18 +36,8 @@ extension RecognizedPage {
                 var paragraphChanged = false
                 paragraph.children = paragraph.children.compactMap { line -> RecognizedElement? in
                     var line = line
-                    var lineChanged = false
-                    var kept: [RecognizedElement] = []
-                    for word in line.children {
-                        if let replacement = transform(word) {
-                            lineChanged = true
-                            changedWords += 1
-                            kept += replacement
-                        } else {
-                            kept.append(word)
-                        }
-                    }
-                    guard lineChanged else { return line }
+                    guard let (kept, changed) = transform(line.children) else { return line }
+                    changedWords += changed
                     paragraphChanged = true
                     guard !kept.isEmpty else { return nil }
                     line.children = kept

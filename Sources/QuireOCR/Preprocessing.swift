@@ -445,10 +445,12 @@ extension Recognizer {
             ]))
         }
         if mode == .document && configuration.unifyDecimals {
-            let (unified, changed, dots, commas) = DecimalSeparators.unify(recognized)
+            let (whole, joined) = DecimalSeparators.joinSplitAmounts(recognized)
+            let (unified, changed, dots, commas) = DecimalSeparators.unify(whole)
             recognized = unified
-            steps.append(.init(step: "decimals", applied: changed > 0, parameters: [
+            steps.append(.init(step: "decimals", applied: changed + joined > 0, parameters: [
                 "wordsChanged": Double(changed), "amountsWithDot": Double(dots), "amountsWithComma": Double(commas),
+                "amountsJoined": Double(joined),
             ]))
         }
         let built = ResultBuilder.page(recognized, number: number, size: page.size, toPage: page.toPage, scale: prepared.scale,

@@ -72,4 +72,52 @@ struct DecimalSeparatorsTests {
         #expect((changed, dots, commas) == (0, 4, 2))
         #expect(unified.text == mixed.text)
     }
+
+    /// A page of one line of words at the given x and width, 20 px high, confidence `confidence`.
+    static func placedLine(_ words: [(text: String, x: Int, width: Int, confidence: Double)]) -> RecognizedPage {
+        var page = page([words.map(\.text)])
+        page.blocks[0].children[0].children[0].children = words.map { w in
+            var word = word(w.text)
+            word.box = PixelBox(x: w.x, y: 40, width: w.width, height: 20)
+            word.confidence = w.confidence
+            return word
+        }
+        return page
+    }
+
+    @Test("An amount broken after its full stop (55. 00) is joined: text, box, symbols, confidence, line text")
+    func joinsSplitAmount() {
+        let page = Self.placedLine([("TOTAL", 10, 70, 0.95), ("55.", 100, 40, 0.9), ("00", 150, 25, 0.7)])
+        let (joined, count) = DecimalSeparators.joinSplitAmounts(page)
+        #expect(count == 1)
+        #expect(Self.words(joined) == ["TOTAL", "55.00"])
+        let line = joined.blocks[0].children[0].children[0]
+        let amount = line.children[1]
+        #expect(amount.box == PixelBox(x: 100, y: 40, width: 75, height: 20))
+        #expect(amount.children.map(\.text) == ["5", "5", ".", "0", "0"])
+        #expect(amount.confidence == 0.7)
+        #expect(line.text == "TOTAL 55.00\n")
+        #expect(joined.text.contains("TOTAL 55.00"))
+        // Prefixed and signed amounts too.
+        for (head, whole) in [("RM5.", "RM5.83"), ("-30.", "-30.83")] {
+            let (out, n) = DecimalSeparators.joinSplitAmounts(Self.placedLine([(head, 100, 40, 0.9), ("83", 145, 25, 0.9)]))
+            #expect(n == 1 && Self.words(out) == [whole], "\(head)")
+        }
+    }
+
+    @Test("Words farther apart than their height, commas, and other shapes stay apart")
+    func leavesOthersApart() {
+        let cases: [[(text: String, x: Int, width: Int, confidence: Double)]] = [
+            [("38.", 100, 30, 0.9), ("39", 160, 25, 0.9)],   // 30 px apart, 20 px high: "Lot 38. 39"
+            [("4,", 100, 20, 0.9), ("30", 125, 25, 0.9)],    // a comma: as often a list
+            [("12.", 100, 30, 0.9), ("500", 135, 35, 0.9)],  // three digits after
+            [("No.", 100, 30, 0.9), ("12", 135, 25, 0.9)],   // no digit before the stop
+            [("55.", 100, 40, 0.9), ("0O", 145, 25, 0.9)],   // not two digits
+        ]
+        for words in cases {
+            let page = Self.placedLine(words)
+            let (out, n) = DecimalSeparators.joinSplitAmounts(page)
+            #expect(n == 0 && Self.words(out) == words.map(\.text), "\(words.map(\.text))")
+        }
+    }
 }

@@ -508,7 +508,7 @@ def test_a_receipts_odd_decimal_comma_takes_the_dot_the_receipt_uses(stack):
     receipt = ["Nasi Lemak 12.50", "Teh Tarik 4.20", "Roti Canai 7.00", "TOTAL 33,90"]
     doc = ocr(stack, {}, oi.png(oi.render_lines(receipt, "mono", 36).image))
     (step,) = [s for s in doc["metadata"]["steps"] if s["step"] == "decimals"]
-    assert step["applied"] and step["parameters"] == {"wordsChanged": 1, "amountsWithDot": 3, "amountsWithComma": 1}, step
+    assert step["applied"] and step["parameters"] == {"wordsChanged": 1, "amountsWithDot": 3, "amountsWithComma": 1, "amountsJoined": 0}, step
     assert "TOTAL 33.90" in doc["text"] and "33,90" not in doc["text"], doc["text"]
     words = [w["text"] for b in doc["pages"][0]["blocks"] for p in b["paragraphs"] for ln in p["lines"] for w in ln["words"]]
     assert "33.90" in words and "33,90" not in words, words
