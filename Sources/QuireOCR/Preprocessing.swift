@@ -316,14 +316,16 @@ extension Recognizer {
     func darkenInk(_ image: inout Image, tones: (ink: Int, paper: Int), steps: inout [OCRResult.Step]) throws(ImageError) {
         let started = Instant.now()
         let apply = tones.paper >= configuration.darkenInkMinPaper
+        // Grey paper is stretched to white first (``OCRConfiguration/whitenPaperBelow``).
+        let white = tones.paper < configuration.whitenPaperBelow ? max(1, tones.paper) : 255
         if apply {
             let dpi = image.resolution
-            image = try image.toneCurve(exponent: configuration.inkExponent)
+            image = try image.toneCurve(exponent: configuration.inkExponent, white: white)
             image.setResolution(dpi)
         }
         steps.append(.init(step: "ink", applied: apply, parameters: [
             "inkLevel": Double(tones.ink), "paperLevel": Double(tones.paper), "minPaperLevel": Double(configuration.darkenInkMinPaper),
-            "exponent": configuration.inkExponent, "ms": started.millisecondsSince,
+            "exponent": configuration.inkExponent, "white": Double(apply ? white : 255), "ms": started.millisecondsSince,
         ]))
     }
 

@@ -72,10 +72,10 @@ extension Image {
 
     /// The grey image through the tone curve `out = in^exponent` (levels as 0…1): an exponent above 1
     /// darkens the mid greys, so faint strokes survive binarisation; white and black stay.
-    public func toneCurve(exponent: Double) throws(ImageError) -> Image {
+    public func toneCurve(exponent: Double, white: Int = 255) throws(ImageError) -> Image {
         let grey = depth == 8 && pixGetColormap(pix) == nil ? self : try self.grey()
         // Leptonica's gamma maps x to x^(1/gamma).
-        guard let out = pixGammaTRC(nil, grey.pix, Float(1 / exponent), 0, 255) else {
+        guard let out = pixGammaTRC(nil, grey.pix, Float(1 / exponent), 0, Int32(max(1, min(255, white)))) else {
             throw ImageError(.internalFailure, "tone curve failed")
         }
         pixCopyResolution(out, pix)

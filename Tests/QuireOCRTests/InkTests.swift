@@ -37,4 +37,15 @@ struct InkTests {
         let same = try image.toneCurve(exponent: 1)
         #expect((0..<5).map { same.greyLevel(x: $0, y: 0) } == [0, 64, 128, 192, 255])
     }
+
+    @Test("With white at the paper's level, the paper and its grain turn white and the curve starts from there")
+    func whitenedPaper() throws {
+        let image = try Self.page(inkLevels: [0, 100, 150, 200, 230], paper: 1)
+        let out = try image.toneCurve(exponent: 3, white: 200)
+        let levels = (0..<6).map { out.greyLevel(x: $0, y: 0) }
+        // 255 · (x/200)^3 up to 200, white above: 0, 32, 108, 255, 255, 255 (±1 for Leptonica's rounding).
+        for (level, expected) in zip(levels, [0, 32, 108, 255, 255, 255]) {
+            #expect(abs(level - expected) <= 1, "got \(levels)")
+        }
+    }
 }

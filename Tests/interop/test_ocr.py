@@ -497,6 +497,21 @@ def test_ink_is_darkened_on_clean_paper_and_not_on_grainy_paper(stack):
     assert clean["parameters"]["inkLevel"] < 60 and clean["parameters"]["paperLevel"] >= 200, clean
     grainy = ink_step(_degrade("noise").image)
     assert not grainy["applied"] and grainy["parameters"]["paperLevel"] < grainy["parameters"]["minPaperLevel"], grainy
+    # White paper is not stretched; thermal paper's grey is: its level becomes white.
+    assert clean["parameters"]["white"] == 255, clean
+    grey = oi.render_lines(["Nasi Lemak 12.50", "Teh Tarik 4.20", "TOTAL 16.70"], "mono", 30).image.convert("L")
+    rng = random.Random(7)
+    grey = grey.point(lambda v: 60 + v * 165 // 255)  # paper 225, ink 60
+    pixels = grey.load()
+    for y in range(grey.height):
+        for x in range(grey.width):
+            if pixels[x, y] > 200:
+                pixels[x, y] = pixels[x, y] + rng.randint(-4, 4)
+    doc = ocr(stack, {}, oi.png(grey))
+    (thermal,) = [s for s in doc["metadata"]["steps"] if s["step"] == "ink"]
+    assert thermal["applied"] and thermal["parameters"]["paperLevel"] < 240, thermal
+    assert thermal["parameters"]["white"] == thermal["parameters"]["paperLevel"], thermal
+    assert "TOTAL 16.70" in doc["text"], doc["text"]
     # Line mode has no ink step.
     line = ocr(stack, {"mode": "line"}, oi.png(oi.render_lines(["Total 12.50"], "sans", 36).image))
     assert "ink" not in [s["step"] for s in line["metadata"]["steps"]]
