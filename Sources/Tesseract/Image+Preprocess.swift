@@ -70,8 +70,9 @@ extension Image {
         return (level(at: 0.5, in: 0...threshold), level(at: 0.1, in: min(255, threshold + 1)...255))
     }
 
-    /// The grey image through the tone curve `out = in^exponent` (levels as 0…1): an exponent above 1
-    /// darkens the mid greys, so faint strokes survive binarisation; white and black stay.
+    /// The grey image through the tone curve `out = in^exponent`, levels as 0…1 with `white` as 1
+    /// (every level from `white` up turns white): an exponent above 1 darkens the mid greys, so faint
+    /// strokes survive binarisation; black stays.
     public func toneCurve(exponent: Double, white: Int = 255) throws(ImageError) -> Image {
         let grey = depth == 8 && pixGetColormap(pix) == nil ? self : try self.grey()
         // Leptonica's gamma maps x to x^(1/gamma).
