@@ -82,6 +82,9 @@ public struct OCRConfiguration: Sendable, Equatable {
     /// In `document` mode, change the few amounts written with the page's other decimal separator
     /// (`33,90` among `12.50`s) to the one it uses (``DecimalSeparators``).
     public var unifyDecimals: Bool = true
+    /// In `document` mode, split the words Tesseract runs together across an empty cell of a
+    /// monospaced line (`TOTALGST` on a receipt; ``MonospaceSpaces``). Needs the symbol level.
+    public var monospaceSpaces: Bool = true
     /// Keep the text lines Tesseract cuts out for its line recognizer uncompressed instead of its PNG
     /// round trip (`CTesseractShim.h`): the same text, with about 8% less CPU time on the receipts.
     public var rawLineImages: Bool = true
@@ -135,6 +138,8 @@ public struct OCRConfiguration: Sendable, Equatable {
         Setting(\.dropNoiseWords, variable: "QUIRE_OCR_DROP_NOISE", .onOff, help: "drop the words made of rules, borders and specks"),
         Setting(\.unifyDecimals, variable: "QUIRE_OCR_DECIMALS", .onOff,
                 help: "give a page's few odd amounts (33,90 among 12.50s) the decimal separator it uses"),
+        Setting(\.monospaceSpaces, variable: "QUIRE_OCR_MONOSPACE_SPACES", .onOff,
+                help: "split words run together across an empty cell of a monospaced line (TOTALGST on a receipt)"),
         Setting(\.rawLineImages, variable: "QUIRE_OCR_RAW_LINE_IMAGES", .onOff,
                 help: "skip Tesseract's PNG round trip of each text line it reads (the same text, less time)"),
         Setting(variable: "QUIRE_TESSERACT_VARIABLES", .engineVariables,

@@ -455,6 +455,13 @@ extension Recognizer {
                 "amountsJoined": Double(joined),
             ]))
         }
+        if mode == .document && configuration.monospaceSpaces && request.symbols ?? true {
+            let (spaced, split, monospaced) = MonospaceSpaces.split(recognized)
+            recognized = spaced
+            steps.append(.init(step: "spaces", applied: split > 0, parameters: [
+                "wordsSplit": Double(split), "monospacedLines": Double(monospaced), "minCells": MonospaceSpaces.minimumCells,
+            ]))
+        }
         let built = ResultBuilder.page(recognized, number: number, size: page.size, toPage: page.toPage, scale: prepared.scale,
                                        quarterTurns: page.quarterTurns, mirrored: prepared.mirrored, deskewAngle: page.deskewAngle,
                                        transform: page.toStored, renderings: renderings.isEmpty ? nil : renderings)
