@@ -459,6 +459,30 @@ class Proc:
             return ""
 
 
+def accepts(port, host="127.0.0.1"):
+    """Whether something accepts TCP connections on host:port now."""
+    try:
+        socket.create_connection((host, port), timeout=0.5).close()
+        return True
+    except OSError:
+        return False
+
+
+def start_gateway(quire_bin, broker_url, log_dir, *args, log_name=None, what="the gateway to listen"):
+    """`quire gateway` on a free loopback port with the extra `args`, once it accepts connections:
+    (its Proc, the port). A gateway that exits or does not listen within 15 s is stopped and fails."""
+    port = free_port()
+    gateway = Proc([quire_bin, "gateway", "--listen", "127.0.0.1:%d" % port, "--broker", broker_url, *args],
+                   log_dir / (log_name or "gateway-%d.log" % port))
+    try:
+        wait_until(lambda: not gateway.alive() or accepts(port), 15, what=what)
+        assert gateway.alive(), gateway.log_tail()
+    except BaseException:
+        gateway.stop()
+        raise
+    return gateway, port
+
+
 def _opts_to_argv(opts):
     argv = []
     for k, v in opts.items():

@@ -13,26 +13,17 @@ import http.client as httpclient
 import io
 import json
 import os
-import socket
 import time
 
 import pytest
 
 import ocr_images as oi
-from conftest import Proc, free_port, wait_until
+from conftest import Proc, start_gateway
 from test_ocr import quire_bin, start_stack, zctx  # noqa: F401 (fixtures)
 
 LINES = ["Quire reads receipts", "and invoices too"]
 IMAGE_ANALYSIS = "/computervision/imageanalysis:analyze?api-version=2023-10-01&features=read"
 WORDS = " ".join(LINES).split()
-
-
-def _accepts(port):
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-        return True
-    except OSError:
-        return False
 
 
 @pytest.fixture(scope="module")
@@ -42,12 +33,13 @@ def stack(quire_bin, zctx, tmp_path_factory):
         [quire_bin, "broker", "--bind", "{url}", "--stats", "off", "--data", str(log_dir / "data")],
         [quire_bin, "worker", "ocr", "--broker", "{url}", "--threads", "1"],
     ])
-    port = free_port()
-    gateway = Proc([quire_bin, "gateway", "--listen", "127.0.0.1:%d" % port, "--broker", st.url],
-                   log_dir / ("gateway-%d.log" % port))
     try:
-        wait_until(lambda: not gateway.alive() or _accepts(port), 15, what="the gateway to listen")
-        assert gateway.alive(), gateway.log_tail()
+        gateway, port = start_gateway(quire_bin, st.url, log_dir)
+    except BaseException:
+        for p in reversed(st.processes):
+            p.stop()
+        raise
+    try:
         st.gateway, st.port = gateway, port
         yield st
     finally:
@@ -545,11 +537,8 @@ def auth_stack(quire_bin, ctx, start_broker, procs, tmp_path):
     procs.append(Proc([quire_bin, "worker", "ocr", "--broker", broker.url, "--threads", "1"], tmp_path / "ocr.log"))
     wait_service(ctx, broker.url, b"auth.token")
     wait_service(ctx, broker.url, b"ocr", timeout=30)
-    port = free_port()
-    gateway = Proc([quire_bin, "gateway", "--listen", "127.0.0.1:%d" % port, "--broker", broker.url], tmp_path / "gateway.log")
+    gateway, port = start_gateway(quire_bin, broker.url, tmp_path, log_name="gateway.log")
     procs.append(gateway)
-    wait_until(lambda: not gateway.alive() or _accepts(port), 15, what="the gateway to listen")
-    assert gateway.alive(), gateway.log_tail()
     from conftest import call, new_dealer
     s = new_dealer(ctx, broker.url)
     try:
@@ -623,12 +612,9 @@ def test_https_with_tls_cert_and_key(quire_bin, stack, png, tmp_path):
                            "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1"],
                           capture_output=True, timeout=60)
     assert made.returncode == 0, made.stderr
-    port = free_port()
-    gateway = Proc([quire_bin, "gateway", "--listen", "127.0.0.1:%d" % port, "--broker", stack.url,
-                    "--tls-cert", str(cert), "--tls-key", str(key)], tmp_path / "gateway-tls.log")
+    gateway, port = start_gateway(quire_bin, stack.url, tmp_path, "--tls-cert", str(cert), "--tls-key", str(key),
+                                  log_name="gateway-tls.log", what="the TLS gateway to listen")
     try:
-        wait_until(lambda: not gateway.alive() or _accepts(port), 15, what="the TLS gateway to listen")
-        assert gateway.alive(), gateway.log_tail()
         context = ssl.create_default_context(cafile=str(cert))
         context.check_hostname = False
         conn = httpclient.HTTPSConnection("127.0.0.1", port, timeout=60, context=context)

@@ -23,8 +23,7 @@ import urllib.parse
 import pytest
 
 import ocr_images as oi
-from conftest import Proc, free_port, wait_service, wait_until
-from test_gateway import _accepts
+from conftest import start_gateway, wait_service
 from test_ocr import quire_bin, start_stack, zctx  # noqa: F401 (fixtures)
 
 LINES = ["Quire reads receipts", "and invoices too"]
@@ -60,12 +59,13 @@ def stack(quire_bin, zctx, tmp_path_factory):
         [quire_bin, "worker", "token", "--broker", "{url}", "--data", str(data)],
         [quire_bin, "worker", "ocr", "--broker", "{url}", "--threads", "1"],
     ])
-    port = free_port()
-    gateway = Proc([quire_bin, "gateway", "--listen", "127.0.0.1:%d" % port, "--broker", st.url, "--api-key-cache-s", str(KEY_CACHE_S)],
-                   log_dir / ("gateway-%d.log" % port))
     try:
-        wait_until(lambda: not gateway.alive() or _accepts(port), 15, what="the gateway to listen")
-        assert gateway.alive(), gateway.log_tail()
+        gateway, port = start_gateway(quire_bin, st.url, log_dir, "--api-key-cache-s", str(KEY_CACHE_S))
+    except BaseException:
+        for p in reversed(st.processes):
+            p.stop()
+        raise
+    try:
         # start_stack waits for `ocr` only; the token worker may register later (seen when other modules ran first).
         wait_service(zctx, st.url, b"auth.token")
         st.gateway, st.port, st.data, st.app, st.quire = gateway, port, data, app, quire_bin

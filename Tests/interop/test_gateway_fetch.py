@@ -19,8 +19,8 @@ import time
 import pytest
 
 import ocr_images as oi
-from conftest import Proc, free_port, wait_until
-from test_gateway import LINES, WORDS, _accepts, callable_error, http, serves
+from conftest import start_gateway
+from test_gateway import LINES, WORDS, callable_error, http, serves
 from test_ocr import quire_bin, start_stack, zctx  # noqa: F401 (fixtures)
 
 FETCH_TIMEOUT_MS = 2000
@@ -128,13 +128,14 @@ def stack(quire_bin, zctx, tmp_path_factory, images):
         [quire_bin, "broker", "--bind", "{url}", "--stats", "off", "--data", str(log_dir / "data")],
         [quire_bin, "worker", "ocr", "--broker", "{url}", "--threads", "1"],
     ])
-    port = free_port()
     allow = "%s,http://127.0.0.1:%d/" % (images.url("/img/"), images.silent_port)
-    gateway = Proc([quire_bin, "gateway", "--listen", "127.0.0.1:%d" % port, "--broker", st.url, "--fetch-allow", allow,
-                    "--fetch-timeout-ms", str(FETCH_TIMEOUT_MS)], log_dir / ("gateway-%d.log" % port))
     try:
-        wait_until(lambda: not gateway.alive() or _accepts(port), 15, what="the gateway to listen")
-        assert gateway.alive(), gateway.log_tail()
+        gateway, port = start_gateway(quire_bin, st.url, log_dir, "--fetch-allow", allow, "--fetch-timeout-ms", str(FETCH_TIMEOUT_MS))
+    except BaseException:
+        for p in reversed(st.processes):
+            p.stop()
+        raise
+    try:
         st.gateway, st.port = gateway, port
         yield st
     finally:
@@ -279,10 +280,8 @@ def test_a_server_that_never_answers_is_cut_off_at_the_timeout(stack, images, pn
 
 
 def test_no_allow_list_fetches_nothing_and_says_so(quire_bin, stack, images):
-    port = free_port()
-    gateway = Proc([quire_bin, "gateway", "--listen", "127.0.0.1:%d" % port, "--broker", stack.url], stack.processes[0].log_path.parent / "nolist.log")
+    gateway, port = start_gateway(quire_bin, stack.url, stack.processes[0].log_path.parent, log_name="nolist.log")
     try:
-        wait_until(lambda: not gateway.alive() or _accepts(port), 15, what="the gateway to listen")
         before = images.hits.get("/img/quire.png", 0)
         st = type("S", (), {"port": port})
         status, _, body = http(st, "POST", "/vision/v3.2/read/analyze", {"url": images.url("/img/quire.png")})

@@ -18,7 +18,6 @@ Real processes: `quire broker --data` + `quire worker ocr` + `quire gateway --re
 import base64
 import io
 import json
-import socket
 import threading
 import time
 
@@ -26,7 +25,7 @@ import pytest
 
 import hostile_http as hh
 import ocr_images as oi
-from conftest import Proc, free_port, wait_until
+from conftest import start_gateway
 from test_ocr import quire_bin, start_stack, zctx  # noqa: F401 (fixtures)
 
 REQUEST_TIMEOUT_S = 5
@@ -42,14 +41,6 @@ AR20 = "/vision/v2.0/read/core/asyncBatchAnalyze"
 IA = "/computervision/imageanalysis:analyze?api-version=2023-10-01&features=read"
 
 
-def _accepts(port):
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-        return True
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="module")
 def gw(quire_bin, zctx, tmp_path_factory):
     log_dir = tmp_path_factory.mktemp("gateway-hostile")
@@ -57,12 +48,13 @@ def gw(quire_bin, zctx, tmp_path_factory):
         [quire_bin, "broker", "--bind", "{url}", "--stats", "off", "--data", str(log_dir / "data")],
         [quire_bin, "worker", "ocr", "--broker", "{url}", "--threads", "1"],
     ])
-    port = free_port()
-    gateway = Proc([quire_bin, "gateway", "--listen", "127.0.0.1:%d" % port, "--broker", st.url,
-                    "--request-timeout-ms", str(REQUEST_TIMEOUT_S * 1000)], log_dir / ("gateway-%d.log" % port))
     try:
-        wait_until(lambda: not gateway.alive() or _accepts(port), 15, what="the gateway to listen")
-        assert gateway.alive(), gateway.log_tail()
+        gateway, port = start_gateway(quire_bin, st.url, log_dir, "--request-timeout-ms", str(REQUEST_TIMEOUT_S * 1000))
+    except BaseException:
+        for p in reversed(st.processes):
+            p.stop()
+        raise
+    try:
         st.gateway, st.port = gateway, port
         yield st
     finally:

@@ -11,7 +11,6 @@ import base64
 import http.client as httpclient
 import io
 import json
-import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -19,21 +18,13 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 import ocr_images as oi
-from conftest import Proc, free_port, wait_until
+from conftest import start_gateway
 from test_ocr import quire_bin, start_stack, zctx  # noqa: F401 (fixtures)
 
 CLIENTS = 32
 REQUESTS = 256
 BUDGET_S = 55
 TEXTS = ["alpha bravo", "charlie delta", "echo foxtrot", "golf hotel", "india juliet", "kilo lima"]
-
-
-def _accepts(port):
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-        return True
-    except OSError:
-        return False
 
 
 @pytest.fixture(scope="module")
@@ -43,11 +34,13 @@ def gw(quire_bin, zctx, tmp_path_factory):
         [quire_bin, "broker", "--bind", "{url}", "--stats", "off", "--data", str(log_dir / "data")],
         [quire_bin, "worker", "ocr", "--broker", "{url}", "--threads", "2"],
     ])
-    port = free_port()
-    gateway = Proc([quire_bin, "gateway", "--listen", "127.0.0.1:%d" % port, "--broker", st.url], log_dir / ("gateway-%d.log" % port))
     try:
-        wait_until(lambda: not gateway.alive() or _accepts(port), 15, what="the gateway to listen")
-        assert gateway.alive(), gateway.log_tail()
+        gateway, port = start_gateway(quire_bin, st.url, log_dir)
+    except BaseException:
+        for p in reversed(st.processes):
+            p.stop()
+        raise
+    try:
         st.gateway, st.port = gateway, port
         yield st
     finally:

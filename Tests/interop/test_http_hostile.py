@@ -15,7 +15,7 @@ import time
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from conftest import Proc, free_port, wait_until
+from conftest import Proc, accepts, free_port, wait_until
 from hostile_http import (ERRORS, Case, Target, bodies, exchange, garbage, headers, malformed_lines, methods, parse_responses,
                           pipelining, run_cases, targets, versions)
 
@@ -38,16 +38,8 @@ class Exporter(Proc):
 def exporter(quire_bin, procs, tmp_path):
     e = Exporter(quire_bin, tmp_path)
     procs.append(e)
-    wait_until(lambda: e.alive() and _accepts(e.port), 10, what="the exporter to listen")
+    wait_until(lambda: e.alive() and accepts(e.port), 10, what="the exporter to listen")
     return e
-
-
-def _accepts(port):
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-        return True
-    except OSError:
-        return False
 
 
 def metrics_ok(port):

@@ -19,7 +19,7 @@ import zmq
 from prometheus_client.parser import text_string_to_metric_families
 from referencing import Registry, Resource
 
-from conftest import (DEAD_AFTER_S, MDPC02, C02_REQUEST, Proc, REPO_ROOT, free_port, new_dealer, recv, wait_until)
+from conftest import (DEAD_AFTER_S, MDPC02, C02_REQUEST, Proc, REPO_ROOT, accepts, free_port, new_dealer, recv, wait_until)
 
 SCHEMA_DIR = REPO_ROOT / "proto-json"
 INTERVAL_MS = 200
@@ -336,7 +336,7 @@ def sample(fams, family, name, **labels):
 def test_exporter_serves_prometheus_metrics(quire_bin, ctx, stats_broker, start_echo_worker, procs, tmp_path):
     exporter = Exporter(quire_bin, stats_broker.stats_url, tmp_path)
     procs.append(exporter)
-    wait_until(lambda: exporter.alive() and _accepts(exporter.port), 10, what="the exporter to listen")
+    wait_until(lambda: exporter.alive() and accepts(exporter.port), 10, what="the exporter to listen")
     start_echo_worker(stats_broker)
     pipelined_requests(ctx, stats_broker.url, 100)
 
@@ -389,19 +389,11 @@ def test_exporter_serves_prometheus_metrics(quire_bin, ctx, stats_broker, start_
     assert exporter.alive()
 
 
-def _accepts(port):
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-        return True
-    except OSError:
-        return False
-
-
 def test_exporter_survives_junk(quire_bin, stats_broker, procs, tmp_path):
     import random
     exporter = Exporter(quire_bin, stats_broker.stats_url, tmp_path)
     procs.append(exporter)
-    wait_until(lambda: exporter.alive() and _accepts(exporter.port), 10, what="the exporter to listen")
+    wait_until(lambda: exporter.alive() and accepts(exporter.port), 10, what="the exporter to listen")
     rng = random.Random(6)
     answers = {}
     for n in range(200):
