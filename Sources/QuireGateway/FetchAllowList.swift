@@ -188,7 +188,7 @@ public struct FetchAllowList: Sendable, Equatable {
                 index += 1
                 continue
             }
-            guard index + 2 < bytes.count, let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) else { return nil }
+            guard index + 2 < bytes.count, let high = bytes[index + 1].asciiHexValue, let low = bytes[index + 2].asciiHexValue else { return nil }
             let value = high << 4 | low
             if value == UInt8(ascii: "/") || value == UInt8(ascii: "\\") || value == 0 { return nil }
             let unreserved = (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(value) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(value)
@@ -202,12 +202,16 @@ public struct FetchAllowList: Sendable, Equatable {
         }
         return String(decoding: out, as: UTF8.self)
     }
+}
 
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+extension UInt8 {
+    /// The value (0–15) of this byte as an ASCII hex digit, either case; nil for any other byte.
+    /// Percent-decoding, for the allow-list's URLs and the token endpoint's form.
+    var asciiHexValue: UInt8? {
+        switch self {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): self - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): self - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): self - UInt8(ascii: "A") + 10
         default: nil
         }
     }
