@@ -287,11 +287,15 @@ def test_stats_in_a_terminal(quire_bin, ctx, stats_broker, start_echo_worker, tm
         wait_until(lambda: "waiting for the broker" in screen() or "SERVICE" in screen(), 10, what="the stats screen")
         start_echo_worker(stats_broker)
         pipelined_requests(ctx, stats_broker.url, 30)
-        text = wait_until(lambda: (lambda t: t if "WORKERS 1 connected" in t and "\necho " in "\n" + t else None)(screen()),
-                          10, what="the worker on screen")
-        rows = [l for l in text.splitlines() if l.startswith("echo ")]
-        assert rows, text
-        cells = rows[0].split()
+        # The screen is live: a snapshot published while the 30 were still running may be on it for
+        # one interval, so wait for the one that counts all 30 done, then check the rest of that row.
+        def settled():
+            t = screen()
+            rows = [l.split() for l in t.splitlines() if l.startswith("echo ")]
+            return t if "WORKERS 1 connected" in t and rows and len(rows[0]) > 5 and rows[0][5] == "30" else None
+
+        text = wait_until(settled, 10, what="the worker and its 30 done jobs on screen")
+        cells = [l for l in text.splitlines() if l.startswith("echo ")][0].split()
         # SERVICE QUEUE IDLE BUSY DONE/S DONE ...: the queue is empty, one worker idle, 30 done.
         assert cells[1:4] == ["0", "1", "0"], text
         assert cells[5] == "30", text
