@@ -67,10 +67,19 @@ struct DecimalSeparatorsTests {
     func leftAlone() {
         let few = Self.page([["12.50"], ["4.20"], ["33,90"]])
         #expect(DecimalSeparators.unify(few).changed == 0)
-        let mixed = Self.page([["12.50"], ["4.20"], ["1.00"], ["7.00"], ["33,90"], ["2,10"]])
+        // Fewer than twice as many of one: the page mixes both, and neither is changed.
+        let mixed = Self.page([["12.50"], ["4.20"], ["1.00"], ["7.00"], ["33,90"], ["2,10"], ["8,40"]])
         let (unified, changed, dots, commas) = DecimalSeparators.unify(mixed)
-        #expect((changed, dots, commas) == (0, 4, 2))
+        #expect((changed, dots, commas) == (0, 4, 3))
         #expect(unified.text == mixed.text)
+    }
+
+    @Test("Twice as many amounts with one separator are enough (10 dots against 5 commas is a misread page)")
+    func twiceAsMany() {
+        let page = Self.page([["12.50"], ["4.20"], ["1.00"], ["7.00"], ["33,90"], ["2,10"]])
+        let (unified, changed, dots, commas) = DecimalSeparators.unify(page)
+        #expect((changed, dots, commas) == (2, 4, 2))
+        #expect(Self.words(unified) == ["12.50", "4.20", "1.00", "7.00", "33.90", "2.10"])
     }
 
     /// A page of one line of words at the given x and width, 20 px high, confidence `confidence`.
