@@ -23,16 +23,21 @@ enum MonospaceSpaces {
         let (out, split) = page.rebuilt(lines: { words in
             guard let pitch = pitch(of: words) else { return nil }
             monospaced += 1
-            var kept: [RecognizedElement] = []
-            var split = 0
-            for word in words {
-                let parts = pieces(of: word, pitch: pitch)
-                if parts.count > 1 { split += 1 }
-                kept += parts
-            }
-            return split > 0 ? (kept, split) : nil
+            return splitting(words) { pieces(of: $0, pitch: pitch) }
         })
         return (out, split, monospaced)
+    }
+
+    /// A line's words with each replaced by its pieces, and how many were split; nil when none was.
+    static func splitting(_ words: [RecognizedElement], _ pieces: (RecognizedElement) -> [RecognizedElement]) -> ([RecognizedElement], Int)? {
+        var kept: [RecognizedElement] = []
+        var split = 0
+        for word in words {
+            let parts = pieces(word)
+            if parts.count > 1 { split += 1 }
+            kept += parts
+        }
+        return split > 0 ? (kept, split) : nil
     }
 
     static func centre(_ symbol: RecognizedElement) -> Double { Double(symbol.box.x) + Double(symbol.box.width) / 2 }
@@ -59,10 +64,16 @@ enum MonospaceSpaces {
 
     /// The word cut at every empty cell (itself alone when there is none, or when it is an amount).
     static func pieces(of word: RecognizedElement, pitch: Double) -> [RecognizedElement] {
+        cut(word) { previous, symbol in centre(symbol) - centre(previous) >= minimumCells * pitch }
+    }
+
+    /// The word cut between every two consecutive symbols `between` says a space stood between
+    /// (itself alone when there is none, when its symbols do not spell it, or when it is an amount).
+    static func cut(_ word: RecognizedElement, between: (RecognizedElement, RecognizedElement) -> Bool) -> [RecognizedElement] {
         guard word.children.count >= 2, spelled(word), DecimalSeparators.amount(word.text) == nil else { return [word] }
         var groups: [[RecognizedElement]] = [[word.children[0]]]
         for (previous, symbol) in zip(word.children, word.children.dropFirst()) {
-            if centre(symbol) - centre(previous) >= minimumCells * pitch {
+            if between(previous, symbol) {
                 groups.append([symbol])
             } else {
                 groups[groups.count - 1].append(symbol)

@@ -85,6 +85,12 @@ public struct OCRConfiguration: Sendable, Equatable {
     /// In `document` mode, split the words Tesseract runs together across an empty cell of a
     /// monospaced line (`TOTALGST` on a receipt; ``MonospaceSpaces``). Needs the symbol level.
     public var monospaceSpaces: Bool = true
+    /// In `document` mode, split the words Tesseract runs together where a lower-case letter meets a
+    /// capital across a gap (`TotalGST`; ``CaseSpaces``). Needs the symbol level.
+    public var caseSpaces: Bool = true
+    /// In `document` mode, make round the bracket pairs Tesseract reads as two kinds within a word
+    /// (`Tax($}`; ``Brackets``).
+    public var matchBrackets: Bool = true
     /// Keep the text lines Tesseract cuts out for its line recognizer uncompressed instead of its PNG
     /// round trip (`CTesseractShim.h`): the same text, with about 8% less CPU time on the receipts.
     public var rawLineImages: Bool = true
@@ -140,6 +146,10 @@ public struct OCRConfiguration: Sendable, Equatable {
                 help: "give a page's few odd amounts (33,90 among 12.50s) the decimal separator it uses"),
         Setting(\.monospaceSpaces, variable: "QUIRE_OCR_MONOSPACE_SPACES", .onOff,
                 help: "split words run together across an empty cell of a monospaced line (TOTALGST on a receipt)"),
+        Setting(\.caseSpaces, variable: "QUIRE_OCR_CASE_SPACES", .onOff,
+                help: "split words run together where a lower-case letter meets a capital across a gap (TotalGST)"),
+        Setting(\.matchBrackets, variable: "QUIRE_OCR_BRACKETS", .onOff,
+                help: "make round a word's bracket pair read as two kinds (Tax($} on a receipt)"),
         Setting(\.rawLineImages, variable: "QUIRE_OCR_RAW_LINE_IMAGES", .onOff,
                 help: "skip Tesseract's PNG round trip of each text line it reads (the same text, less time)"),
         Setting(variable: "QUIRE_TESSERACT_VARIABLES", .engineVariables,

@@ -455,12 +455,27 @@ extension Recognizer {
                 "amountsJoined": Double(joined),
             ]))
         }
-        if mode == .document && configuration.monospaceSpaces && request.symbols ?? true {
-            let (spaced, split, monospaced) = MonospaceSpaces.split(recognized)
-            recognized = spaced
-            steps.append(.init(step: "spaces", applied: split > 0, parameters: [
-                "wordsSplit": Double(split), "monospacedLines": Double(monospaced), "minCells": MonospaceSpaces.minimumCells,
-            ]))
+        if mode == .document && configuration.matchBrackets {
+            let (mended, changed) = Brackets.mend(recognized)
+            recognized = mended
+            steps.append(.init(step: "brackets", applied: changed > 0, parameters: ["wordsChanged": Double(changed)]))
+        }
+        if mode == .document && (configuration.monospaceSpaces || configuration.caseSpaces) && request.symbols ?? true {
+            var parameters: [String: Double] = [:]
+            var split = 0
+            if configuration.monospaceSpaces {
+                let (spaced, cells, monospaced) = MonospaceSpaces.split(recognized)
+                recognized = spaced
+                split += cells
+                parameters.merge(["wordsSplit": Double(cells), "monospacedLines": Double(monospaced), "minCells": MonospaceSpaces.minimumCells]) { $1 }
+            }
+            if configuration.caseSpaces {
+                let (spaced, cases) = CaseSpaces.split(recognized)
+                recognized = spaced
+                split += cases
+                parameters.merge(["caseSplits": Double(cases), "minCaseGap": CaseSpaces.minimumGap]) { $1 }
+            }
+            steps.append(.init(step: "spaces", applied: split > 0, parameters: parameters))
         }
         let built = ResultBuilder.page(recognized, number: number, size: page.size, toPage: page.toPage, scale: prepared.scale,
                                        quarterTurns: page.quarterTurns, mirrored: prepared.mirrored, deskewAngle: page.deskewAngle,

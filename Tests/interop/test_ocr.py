@@ -1127,3 +1127,21 @@ def test_noise_words_from_rules_are_dropped(stack):
     texts = [w["text"] for w in page_words(page)]
     assert all(any(ch.isalnum() for ch in t) for t in texts), texts
     assert_words(page, drawn.words)
+
+
+def test_a_bracket_pair_read_as_two_kinds_becomes_round_and_the_spaces_step_reports_both_rules(stack):
+    """A receipt line whose word reads as `Tax($}` comes back as `Tax($)` (`brackets` step, words and
+    text), matching pairs stay; the `spaces` step reports its monospace and its case-change rule."""
+    receipt = ["Amount Tax($} 12.50", "Total (RM) 33.90", "Cash 50.00"]
+    doc = ocr(stack, {}, oi.png(oi.render_lines(receipt, "mono", 36).image))
+    (step,) = [s for s in doc["metadata"]["steps"] if s["step"] == "brackets"]
+    assert step["applied"] and step["parameters"] == {"wordsChanged": 1}, (step, doc["text"])
+    words = [w["text"] for b in doc["pages"][0]["blocks"] for p in b["paragraphs"] for ln in p["lines"] for w in ln["words"]]
+    assert "Tax($)" in words and "(RM)" in words, words
+    assert "Tax($)" in doc["text"] and "}" not in doc["text"], doc["text"]
+    (spaces,) = [s for s in doc["metadata"]["steps"] if s["step"] == "spaces"]
+    assert {"wordsSplit", "monospacedLines", "minCells", "caseSplits", "minCaseGap"} <= spaces["parameters"].keys(), spaces
+    # Without the symbol level neither spaces rule can run; brackets need none.
+    doc = ocr(stack, {"symbols": False}, oi.png(oi.render_lines(receipt, "mono", 36).image))
+    steps = [s["step"] for s in doc["metadata"]["steps"]]
+    assert "spaces" not in steps and "brackets" in steps, steps
