@@ -14,7 +14,6 @@ import base64
 import http.client as httpclient
 import io
 import json
-import os
 import re
 import subprocess
 import time

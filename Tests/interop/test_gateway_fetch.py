@@ -9,7 +9,6 @@ typed error, in bounded time, and the gateway keeps serving.
 Needs: PyPI azure-cognitiveservices-vision-computervision, pillow.
 """
 
-import base64
 import http.server as httpserver
 import io
 import socket
