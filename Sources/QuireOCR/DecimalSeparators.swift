@@ -10,8 +10,8 @@ import Tesseract
 /// mix both separators evenly are left alone.
 enum DecimalSeparators {
     static let minimumAmounts = 3
-    /// Twice as many: on the receipts 3× left 19 misread commas on pages such as 10 dots against 5
-    /// commas, and 2× changed no amount the receipt wrote otherwise.
+    /// Twice as many: three times left the misread commas of pages such as 10 dots against 5 commas;
+    /// on the receipts twice changed 29 amounts more, none of them one the receipt writes so.
     static let dominance = 2
 
     /// An amount: anything but digits before, 1–3 digits, the separator, 2 digits, anything but digits after.
