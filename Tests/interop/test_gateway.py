@@ -28,10 +28,15 @@ WORDS = " ".join(LINES).split()
 
 @pytest.fixture(scope="module")
 def stack(quire_bin, zctx, tmp_path_factory):
-    log_dir = tmp_path_factory.mktemp("gateway-stack")
+    yield from gateway_stack(quire_bin, zctx, tmp_path_factory.mktemp("gateway-stack"), worker_threads=1)
+
+
+def gateway_stack(quire_bin, zctx, log_dir, worker_threads):
+    """For a fixture: a broker with durable jobs, an OCR worker of `worker_threads` and `quire gateway`
+    in front of them; yields the stack with its `gateway` Proc and `port`, and stops all three after."""
     st = start_stack(zctx, log_dir, [
         [quire_bin, "broker", "--bind", "{url}", "--stats", "off", "--data", str(log_dir / "data")],
-        [quire_bin, "worker", "ocr", "--broker", "{url}", "--threads", "1"],
+        [quire_bin, "worker", "ocr", "--broker", "{url}", "--threads", str(worker_threads)],
     ])
     try:
         gateway, port = start_gateway(quire_bin, st.url, log_dir)

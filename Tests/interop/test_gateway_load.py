@@ -18,8 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 import ocr_images as oi
-from conftest import start_gateway
-from test_ocr import quire_bin, start_stack, zctx  # noqa: F401 (fixtures)
+from test_gateway import gateway_stack
+from test_ocr import quire_bin, zctx  # noqa: F401 (fixtures)
 
 CLIENTS = 32
 REQUESTS = 256
@@ -29,24 +29,7 @@ TEXTS = ["alpha bravo", "charlie delta", "echo foxtrot", "golf hotel", "india ju
 
 @pytest.fixture(scope="module")
 def gw(quire_bin, zctx, tmp_path_factory):
-    log_dir = tmp_path_factory.mktemp("gateway-load")
-    st = start_stack(zctx, log_dir, [
-        [quire_bin, "broker", "--bind", "{url}", "--stats", "off", "--data", str(log_dir / "data")],
-        [quire_bin, "worker", "ocr", "--broker", "{url}", "--threads", "2"],
-    ])
-    try:
-        gateway, port = start_gateway(quire_bin, st.url, log_dir)
-    except BaseException:
-        for p in reversed(st.processes):
-            p.stop()
-        raise
-    try:
-        st.gateway, st.port = gateway, port
-        yield st
-    finally:
-        gateway.stop()
-        for p in reversed(st.processes):
-            p.stop()
+    yield from gateway_stack(quire_bin, zctx, tmp_path_factory.mktemp("gateway-load"), worker_threads=2)
 
 
 @pytest.fixture(scope="module")
