@@ -1,10 +1,21 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
 
 // System libraries come from Debian (`scripts/install-deps`). None of them uses
 // `pkgConfig:`: Debian's tesseract.pc drags in libcurl-nss and libzmq.pc adds an
 // `-isystem` flag SwiftPM rejects; the headers are on the default paths and the
 // module maps' `link` lines are enough.
+//
+// Tesseract: when `scripts/build-tesseract` has put its static 5.5 build in /opt/quire-tesseract,
+// `-ltesseract` finds that archive before Debian's shared 5.3 (and Sources/CTesseract/CTesseract.h
+// takes its headers); without it, Debian's libtesseract is linked as before.
+let bundledTesseract = "/opt/quire-tesseract"
+let tesseractLinking: [LinkerSetting] =
+    FileManager.default.fileExists(atPath: bundledTesseract + "/lib/libtesseract.a")
+    ? [.unsafeFlags(["-L" + bundledTesseract + "/lib"]), .linkedLibrary("stdc++")]
+    : []
+
 let package = Package(
     name: "Quire",
     platforms: [.macOS(.v15)],
@@ -51,7 +62,7 @@ let package = Package(
         .target(name: "QuireTokens", dependencies: ["CSodium", "QuireJWT", "QuireWire", "QuireSupport", "QuireWorker"]),
         // Leptonica's pixWriteMem, interposed so that Tesseract's line images skip a PNG round trip
         // (see its header).
-        .target(name: "CTesseractShim", dependencies: ["CTesseract"], linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CTesseractShim", dependencies: ["CTesseract"], linkerSettings: [.linkedLibrary("dl")] + tesseractLinking),
         .target(name: "Tesseract", dependencies: ["CTesseract", "CTesseractShim", "CHeif"]),
         // The Quire result in other services' shapes (Cloud Vision, Azure Read, Image Analysis) and as
         // the searchable PDF: no C, no sockets, for the CLI and the HTTP gateway alike.

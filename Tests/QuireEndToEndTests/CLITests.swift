@@ -7,8 +7,11 @@ struct CLITests {
         let r = try runQuire(["--version"])
         #expect(r.status == 0)
         #expect(r.out.hasPrefix("quire 0."))
-        // The engine the worker would load, as the library reports it (5.3.0 on Debian 12).
-        #expect(r.out.contains("(OCR engine: tesseract 5."))
+        // The engine linked, as the library reports it: scripts/build-tesseract's when it is installed
+        // (Package.swift links it then), else Debian 12's 5.3.0.
+        let bundled = try? String(contentsOfFile: "/opt/quire-tesseract/quire-tesseract-version", encoding: .utf8)
+        let engine = bundled?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "5.3.0"
+        #expect(r.out.contains("(OCR engine: tesseract \(engine))"))
     }
 
     @Test func help() throws {
