@@ -15,6 +15,12 @@ let tesseractLinking: [LinkerSetting] =
     FileManager.default.fileExists(atPath: bundledTesseract + "/lib/libtesseract.a")
     ? [.unsafeFlags(["-L" + bundledTesseract + "/lib"]), .linkedLibrary("stdc++")]
     : []
+// Tesseract's C++ headers (CTesseractWalk): the bundled build's before Debian's, which are on the
+// default path.
+let tesseractHeaders: [CXXSetting] =
+    FileManager.default.fileExists(atPath: bundledTesseract + "/include/tesseract/resultiterator.h")
+    ? [.unsafeFlags(["-I" + bundledTesseract + "/include"])]
+    : []
 
 let package = Package(
     name: "Quire",
@@ -63,7 +69,9 @@ let package = Package(
         // Leptonica's pixWriteMem, interposed so that Tesseract's line images skip a PNG round trip
         // (see its header).
         .target(name: "CTesseractShim", dependencies: ["CTesseract"], linkerSettings: [.linkedLibrary("dl")] + tesseractLinking),
-        .target(name: "Tesseract", dependencies: ["CTesseract", "CTesseractShim", "CHeif"]),
+        // Tesseract's left-to-right result iterator, which its C API lacks (see its header).
+        .target(name: "CTesseractWalk", dependencies: ["CTesseract"], cxxSettings: tesseractHeaders),
+        .target(name: "Tesseract", dependencies: ["CTesseract", "CTesseractShim", "CTesseractWalk", "CHeif"]),
         // The Quire result in other services' shapes (Cloud Vision, Azure Read, Image Analysis) and as
         // the searchable PDF: no C, no sockets, for the CLI and the HTTP gateway alike.
         .target(name: "QuireFormats", dependencies: ["QuireWire"]),
@@ -107,5 +115,6 @@ let package = Package(
             dependencies: ["CTesseract", "CSodium", "CSQLite", "CHeif"]
         ),
     ],
-    swiftLanguageModes: [.v6]
+    swiftLanguageModes: [.v6],
+    cxxLanguageStandard: .cxx17
 )
