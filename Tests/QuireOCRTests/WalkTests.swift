@@ -11,7 +11,7 @@ struct WalkTests {
     static let tessdata = "/usr/share/tesseract-ocr/5/tessdata"
 
     /// samples/hello.png four times, at two sizes, in two columns and two rows: blocks, paragraphs and
-    /// lines of several words, and a page that does not end in the last block read.
+    /// lines of several words, and a last paragraph, whose text the two iterators end differently.
     static func page() throws -> Image {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../samples/hello.png")
         let bytes = Array(try Data(contentsOf: url))

@@ -12,7 +12,7 @@ extern "C" {
 /// scripts too, and pays for it: each `Next(RIL_WORD)` and each `IsAtBeginningOf(RIL_TEXTLINE)`
 /// rewinds a copy to the start of the page and walks forward to the current line
 /// (`PAGE_RES_IT::restart_row`), and its line and paragraph texts do the same for each of their
-/// words. Walking a page is then quadratic in its words: 5–8% of an A4 page's CPU time. The
+/// words. Walking a page is then quadratic in its words: 5–6% of an A4 page's CPU time. The
 /// left-to-right iterator moves and answers in constant time. When no word on the page runs right to
 /// left, both give the same elements in the same order with the same texts.
 typedef struct QuireWalk QuireWalk;
