@@ -33,7 +33,7 @@ struct WalkTests {
         var c: UnsafeMutablePointer<PIX>? = canvas
         pixDestroy(&c)
         defer { free(data) }
-        var page = try Image.decode(Array(UnsafeBufferPointer(start: data!, count: size)), format: .png)
+        let page = try Image.decode(Array(UnsafeBufferPointer(start: data!, count: size)), format: .png)
         page.setResolution(300)
         return page
     }
