@@ -10,17 +10,12 @@ import PackageDescription
 // Tesseract: when `scripts/build-tesseract` has put its static 5.5 build in /opt/quire-tesseract,
 // `-ltesseract` finds that archive before Debian's shared 5.3 (and Sources/CTesseract/CTesseract.h
 // takes its headers); without it, Debian's libtesseract is linked as before.
+// Its C++ headers (CTesseractWalk) then come from the same build, ahead of Debian's on the default
+// path: the archive and the headers are taken together or not at all.
 let bundledTesseract = "/opt/quire-tesseract"
-let tesseractLinking: [LinkerSetting] =
-    FileManager.default.fileExists(atPath: bundledTesseract + "/lib/libtesseract.a")
-    ? [.unsafeFlags(["-L" + bundledTesseract + "/lib"]), .linkedLibrary("stdc++")]
-    : []
-// Tesseract's C++ headers (CTesseractWalk): the bundled build's before Debian's, which are on the
-// default path.
-let tesseractHeaders: [CXXSetting] =
-    FileManager.default.fileExists(atPath: bundledTesseract + "/include/tesseract/resultiterator.h")
-    ? [.unsafeFlags(["-I" + bundledTesseract + "/include"])]
-    : []
+let bundled = FileManager.default.fileExists(atPath: bundledTesseract + "/lib/libtesseract.a")
+let tesseractLinking: [LinkerSetting] = bundled ? [.unsafeFlags(["-L" + bundledTesseract + "/lib"]), .linkedLibrary("stdc++")] : []
+let tesseractHeaders: [CXXSetting] = bundled ? [.unsafeFlags(["-I" + bundledTesseract + "/include"])] : []
 
 let package = Package(
     name: "Quire",
