@@ -57,9 +57,10 @@ extern "C" void *quire_walk_page_iterator(QuireWalk *walk) {
 // follows on the page (its IsAtBeginningOf is false past the end). This takes the blank line off the
 // text of an element at `it` when nothing follows it.
 static void endOfPage(const LTRResultIterator &it, PageIteratorLevel level, std::string &text) {
+    // Only an element that closes a paragraph can be the page's last; ask the iterator only then.
+    if (text.size() < 2 || text.compare(text.size() - 2, 2, "\n\n") != 0) return;
     LTRResultIterator next(it);
-    if (next.Next(level)) return;
-    if (text.size() >= 2 && text.compare(text.size() - 2, 2, "\n\n") == 0) text.pop_back();
+    if (!next.Next(level)) text.pop_back();
 }
 
 extern "C" char *quire_walk_text(const QuireWalk *walk, int level) {
