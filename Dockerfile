@@ -10,7 +10,7 @@
 # From a static binary already built on a Debian 12 host (what scripts/docker-smoke does where no
 # registry answers; the base image then comes from scripts/docker-base):
 #   swift build -c release --static-swift-stdlib --product quire
-#   mkdir -p ctx/scripts && cp .build/release/quire ctx/ && cp scripts/build-tesseract ctx/scripts/
+#   mkdir -p ctx/scripts && cp .build/release/quire ctx/ && cp -r scripts/build-tesseract scripts/tesseract-patches ctx/scripts/
 #   docker build --build-arg QUIRE_BINARY=quire --build-arg BUILD_IMAGE=quire-base:bookworm-slim \
 #     --build-arg RUNTIME_IMAGE=quire-base:bookworm-slim -t quire -f Dockerfile ctx
 #
@@ -39,12 +39,14 @@ RUN set -eux; \
         apt-get update; \
         apt-get install -y --no-install-recommends \
             libzmq3-dev libtesseract-dev libleptonica-dev libsodium-dev libsqlite3-dev libheif-dev \
-            libmicrohttpd-dev libcurl4-openssl-dev cmake g++ make; \
+            libmicrohttpd-dev libcurl4-openssl-dev cmake g++ make patch; \
         rm -rf /var/lib/apt/lists/*; \
     fi
 # Tesseract 5.5 built from Debian 13's source into /opt/quire-tesseract, which Package.swift links
-# statically (about 5 minutes; its own layer, so a change to the sources does not rebuild it).
+# statically, with Quire's patches (about 5 minutes; its own layer, so a change to the sources does
+# not rebuild it).
 COPY scripts/build-tesseract /usr/local/bin/build-tesseract
+COPY scripts/tesseract-patches/ /usr/local/bin/tesseract-patches/
 RUN set -eux; if [ -z "$QUIRE_BINARY" ]; then build-tesseract; fi
 WORKDIR /src
 # SwiftPM wants every target's directory, the test targets' too (.dockerignore leaves out .build).
