@@ -84,7 +84,7 @@ public final class APIKeyTokens: Sendable {
         }) {
             return .success(hit)
         }
-        switch backend.request(TokenGrant(grantType: TokenGrant.apiKey, apiKey: key)) {
+        switch backend.request(.apiKey(key)) {
         case .success(let issued):
             let keep = min(cacheSeconds, issued.expiresIn - Self.renewBeforeSeconds)
             if keep > 0 { remember(digest, issued.accessToken, until: now + Milliseconds(keep * 1_000), now: now) }

@@ -69,7 +69,7 @@ public enum OAuthTokenEndpoint {
                     var scope: String?
                 }
                 return json(200, Body(access_token: issued.accessToken, token_type: issued.tokenType, expires_in: issued.expiresIn,
-                                      scope: issued.scope.flatMap { $0.isEmpty ? nil : $0 }))
+                                      scope: issued.scope.isEmpty ? nil : issued.scope))
             case .failure(let failure):
                 if case .basic = authentication { return response(refusal(failure, basic: true)) }
                 return response(refusal(failure, basic: false))
@@ -78,7 +78,7 @@ public enum OAuthTokenEndpoint {
     }
 
     /// The `auth.token` request for an HTTP request, or why there is none.
-    static func grant(_ request: HTTPRequest) -> Result<(TokenGrant, ClientAuthentication), Refusal> {
+    static func grant(_ request: HTTPRequest) -> Result<(TokenRequest, ClientAuthentication), Refusal> {
         guard request.body.count <= maxBodyBytes else {
             return .failure(Refusal(status: 413, error: "invalid_request", description: "the body is larger than \(maxBodyBytes / 1024) KiB"))
         }
@@ -100,7 +100,7 @@ public enum OAuthTokenEndpoint {
         guard let grantType = form["grant_type"] else {
             return .failure(Refusal(status: 400, error: "invalid_request", description: "grant_type is required"))
         }
-        guard grantType == TokenGrant.clientCredentials else {
+        guard grantType == TokenRequest.clientCredentials else {
             return .failure(Refusal(status: 400, error: "unsupported_grant_type",
                                     description: "grant_type '\(grantType)' is not supported here; use client_credentials"))
         }
@@ -115,7 +115,7 @@ public enum OAuthTokenEndpoint {
         guard let secret else {
             return .failure(Refusal(status: 400, error: "invalid_client", description: "client_secret is required: this server has no public clients"))
         }
-        return .success((TokenGrant(grantType: grantType, clientID: id, clientSecret: secret, scope: form["scope"], audience: form["audience"]),
+        return .success((TokenRequest(grantType: grantType, clientID: id, clientSecret: secret, scope: form["scope"], audience: form["audience"]),
                          authentication))
     }
 

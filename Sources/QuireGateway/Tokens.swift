@@ -4,67 +4,6 @@ import QuireSupport
 import QuireWire
 import Synchronization
 
-/// One `auth.token` request as the gateway sends it (`proto-json/auth-token-request.schema.json`):
-/// the client-credentials grant for `POST /oauth2/token`, the API-key grant for apps that send a key.
-public struct TokenGrant: Sendable, Equatable, Encodable {
-    public static let clientCredentials = "client_credentials"
-    /// Quire's extension grant: an API key for a short-lived token of the client that owns it.
-    public static let apiKey = "urn:quire:params:oauth:grant-type:api-key"
-
-    public var grantType: String
-    public var clientID: String?
-    public var clientSecret: String?
-    public var scope: String?
-    public var audience: String?
-    public var apiKey: String?
-
-    public init(grantType: String, clientID: String? = nil, clientSecret: String? = nil, scope: String? = nil, audience: String? = nil,
-                apiKey: String? = nil) {
-        self.grantType = grantType
-        self.clientID = clientID
-        self.clientSecret = clientSecret
-        self.scope = scope
-        self.audience = audience
-        self.apiKey = apiKey
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case grantType = "grant_type"
-        case clientID = "client_id"
-        case clientSecret = "client_secret"
-        case scope, audience
-        case apiKey = "api_key"
-    }
-
-    var jsonFrame: [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? Array(encoder.encode(self))) ?? Array(#"{"grant_type":"client_credentials"}"#.utf8)
-    }
-}
-
-/// What `auth.token` issued (`proto-json/auth-token-response.schema.json`).
-public struct IssuedToken: Sendable, Equatable, Decodable {
-    public var accessToken: String
-    public var tokenType: String
-    public var expiresIn: Int64
-    public var scope: String?
-
-    public init(accessToken: String, tokenType: String = "Bearer", expiresIn: Int64, scope: String?) {
-        self.accessToken = accessToken
-        self.tokenType = tokenType
-        self.expiresIn = expiresIn
-        self.scope = scope
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case accessToken = "access_token"
-        case tokenType = "token_type"
-        case expiresIn = "expires_in"
-        case scope
-    }
-}
-
 /// Why `auth.token` gave no token.
 public enum TokenFailure: Error, Sendable, Equatable {
     /// The token worker (or the broker on its behalf) answered with this error: RFC 6749 §5.2 codes
@@ -79,9 +18,9 @@ public enum TokenFailure: Error, Sendable, Equatable {
 /// The gateway's way to the token worker: `auth.token` requests through the broker, like `quire
 /// token`'s. The gateway holds no signing key and no client registry.
 public struct TokenBackend: Sendable {
-    public var request: @Sendable (TokenGrant) -> Result<IssuedToken, TokenFailure>
+    public var request: @Sendable (TokenRequest) -> Result<TokenResponse, TokenFailure>
 
-    public init(request: @escaping @Sendable (TokenGrant) -> Result<IssuedToken, TokenFailure>) {
+    public init(request: @escaping @Sendable (TokenRequest) -> Result<TokenResponse, TokenFailure>) {
         self.request = request
     }
 
@@ -105,7 +44,7 @@ public struct TokenBackend: Sendable {
             let state = known.withLock { $0 }
             if let until = state.absentUntil, now < until { return .failure(.noTokenWorker) }
             let frame = grant.jsonFrame
-            return Gateway.blocking { () async -> Result<IssuedToken, TokenFailure> in
+            return Gateway.blocking { () async -> Result<TokenResponse, TokenFailure> in
                 do {
                     if !(state.presentUntil.map { now < $0 } ?? false) {
                         switch try await client.availability(of: ReservedService.authToken, timeout: probeTimeout) {
@@ -121,7 +60,7 @@ public struct TokenBackend: Sendable {
                     let reply = try await client.request(service: ReservedService.authToken, body: [frame])
                     let first = reply.first ?? []
                     if let error = WireError(jsonFrame: first) { return .failure(.refused(error)) }
-                    guard let issued = try? JSONDecoder().decode(IssuedToken.self, from: Data(first)) else {
+                    guard let issued = try? JSONDecoder().decode(TokenResponse.self, from: Data(first)) else {
                         return .failure(.transport(GatewayFailure(.internal, "auth.token answered something that is not a token response")))
                     }
                     return .success(issued)

@@ -1,4 +1,5 @@
 import Foundation
+import QuireWire
 
 /// A JSON Web Key Set (RFC 7517 §5): what `auth.jwks` answers and what the broker verifies tokens with.
 public struct JWKS: Codable, Sendable, Equatable {
@@ -59,12 +60,4 @@ public struct JWK: Codable, Sendable, Equatable {
         let canonical = #"{"crv":"Ed25519","kty":"OKP","x":""# + Base64URL.encode(publicKey) + #""}"#
         return Base64URL.encode(Sodium.sha256(Array(canonical.utf8)))
     }
-}
-
-/// Compact JSON with sorted keys and unescaped slashes: stable bytes for the same value.
-package func canonicalJSON<T: Encodable>(_ value: T) -> [UInt8] {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    // Only plain strings, integers and arrays are encoded: this cannot fail.
-    return (try? Array(encoder.encode(value))) ?? Array("{}".utf8)
 }

@@ -1,4 +1,5 @@
 import QuireJWT
+import QuireWire
 
 /// API keys: what an app written for Azure (`Ocp-Apim-Subscription-Key`) or Google (`?key=`,
 /// `x-goog-api-key`) sends instead of a token. `quire clients add --api-key` makes one; the gateway

@@ -1,4 +1,5 @@
 import QuireJWT
+import QuireWire
 
 /// Signs JWS compact serialisations with one Ed25519 key (`alg` "EdDSA").
 struct JWTSigner {

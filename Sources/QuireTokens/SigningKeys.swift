@@ -1,5 +1,6 @@
 import Foundation
 import QuireJWT
+import QuireWire
 
 /// One Ed25519 signing key of the token worker.
 public struct SigningKey: Sendable, Equatable {

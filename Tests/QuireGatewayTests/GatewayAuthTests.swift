@@ -8,12 +8,12 @@ import Testing
 
 /// Records the `auth.token` requests the gateway makes and answers each with `answer`.
 final class FakeTokens: Sendable {
-    let grants = Mutex<[TokenGrant]>([])
-    let answer: Mutex<Result<IssuedToken, TokenFailure>>
-    init(_ answer: Result<IssuedToken, TokenFailure> = .success(IssuedToken(accessToken: "tok.en.sig", expiresIn: 900, scope: "ocr"))) {
+    let grants = Mutex<[TokenRequest]>([])
+    let answer: Mutex<Result<TokenResponse, TokenFailure>>
+    init(_ answer: Result<TokenResponse, TokenFailure> = .success(TokenResponse(accessToken: "tok.en.sig", expiresIn: 900, scope: "ocr"))) {
         self.answer = Mutex(answer)
     }
-    var all: [TokenGrant] { grants.withLock { $0 } }
+    var all: [TokenRequest] { grants.withLock { $0 } }
     var backend: TokenBackend {
         TokenBackend { grant in
             self.grants.withLock { $0.append(grant) }
@@ -125,7 +125,7 @@ struct OAuthEndpointTests {
         #expect(body["expires_in"] as? Int == 900)
         #expect(body["scope"] as? String == "ocr")
         // resource is ignored; the secret arrives decoded.
-        #expect(tokens.all == [TokenGrant(grantType: "client_credentials", clientID: "qc_abc", clientSecret: "qs_s/e+c")])
+        #expect(tokens.all == [TokenRequest(grantType: "client_credentials", clientID: "qc_abc", clientSecret: "qs_s/e+c")])
     }
 
     @Test("Basic, with scope and audience passed on; client_id may repeat Basic's in the body")
@@ -138,8 +138,8 @@ struct OAuthEndpointTests {
         let same = r.respond(to: form("grant_type=client_credentials&client_id=qc_abc",
                                       headers: ["Content-Type": "application/x-www-form-urlencoded", "Authorization": basic("qc_abc", "qs")]))
         #expect(same.status == 200)
-        #expect(tokens.all == [TokenGrant(grantType: "client_credentials", clientID: "qc_abc", clientSecret: "qs:x", scope: "ocr", audience: "quire"),
-                               TokenGrant(grantType: "client_credentials", clientID: "qc_abc", clientSecret: "qs")])
+        #expect(tokens.all == [TokenRequest(grantType: "client_credentials", clientID: "qc_abc", clientSecret: "qs:x", scope: "ocr", audience: "quire"),
+                               TokenRequest(grantType: "client_credentials", clientID: "qc_abc", clientSecret: "qs")])
     }
 
     @Test("what the gateway refuses itself never reaches auth.token")
@@ -220,16 +220,16 @@ struct GatewayAPIKeyTests {
 
     @Test("a key's token is kept at most 60 s (less when it expires sooner), under the key's hash; then asked for again")
     func cache() throws {
-        let tokens = FakeTokens(.success(IssuedToken(accessToken: "t1", expiresIn: 120, scope: "ocr")))
+        let tokens = FakeTokens(.success(TokenResponse(accessToken: "t1", expiresIn: 120, scope: "ocr")))
         let clock = Clock()
         let keys = APIKeyTokens(backend: tokens.backend, clock: clock.read)
         #expect(try keys.token(for: Credential(apiKey: "qk_one")).get() == "t1")
-        #expect(tokens.all == [TokenGrant(grantType: TokenGrant.apiKey, apiKey: "qk_one")])
+        #expect(tokens.all == [TokenRequest.apiKey("qk_one")])
         clock.advance(seconds: 59)
         #expect(try keys.token(for: Credential(apiKey: "qk_one")).get() == "t1")
         #expect(tokens.all.count == 1)
         clock.advance(seconds: 1)
-        tokens.answer.withLock { $0 = .success(IssuedToken(accessToken: "t2", expiresIn: 30, scope: "ocr")) }
+        tokens.answer.withLock { $0 = .success(TokenResponse(accessToken: "t2", expiresIn: 30, scope: "ocr")) }
         #expect(try keys.token(for: Credential(apiKey: "qk_one")).get() == "t2")
         #expect(tokens.all.count == 2)
         // 30 s tokens are used for 15 s only.
@@ -239,7 +239,7 @@ struct GatewayAPIKeyTests {
         _ = keys.token(for: Credential(apiKey: "qk_one"))
         #expect(tokens.all.count == 3)
         // Tokens about to expire are not kept at all.
-        tokens.answer.withLock { $0 = .success(IssuedToken(accessToken: "t3", expiresIn: 10, scope: "ocr")) }
+        tokens.answer.withLock { $0 = .success(TokenResponse(accessToken: "t3", expiresIn: 10, scope: "ocr")) }
         _ = keys.token(for: Credential(apiKey: "qk_two"))
         _ = keys.token(for: Credential(apiKey: "qk_two"))
         #expect(tokens.all.count == 5)
@@ -284,7 +284,7 @@ struct GatewayAPIKeyTests {
 
     @Test("the cache is bounded: expired entries go first, then the one expiring soonest")
     func bounded() throws {
-        let tokens = FakeTokens(.success(IssuedToken(accessToken: "t", expiresIn: 120, scope: "ocr")))
+        let tokens = FakeTokens(.success(TokenResponse(accessToken: "t", expiresIn: 120, scope: "ocr")))
         let clock = Clock()
         let keys = APIKeyTokens(backend: tokens.backend, clock: clock.read)
         _ = keys.token(for: Credential(apiKey: "qk_0"))

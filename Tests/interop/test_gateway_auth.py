@@ -367,7 +367,7 @@ def test_the_api_key_grant_the_gateway_sends_matches_the_schemas(stack):
         jsonschema.Draft202012Validator.check_schema(schema)
         for example in schema.get("examples", []):
             jsonschema.Draft202012Validator(schema).validate(example)
-    # The frame as the gateway's TokenGrant encodes it (sorted keys), straight to auth.token.
+    # The frame as the gateway's TokenRequest encodes it (sorted keys), straight to auth.token.
     frame = {"api_key": stack.app["api_key"], "grant_type": "urn:quire:params:oauth:grant-type:api-key"}
     jsonschema.Draft202012Validator(request_schema).validate(frame)
     (reply,) = stack.call(b"auth.token", [json.dumps(frame, sort_keys=True, separators=(",", ":")).encode()])
