@@ -15,12 +15,9 @@ public enum OCRService {
 
     final class OCRHandler: RequestHandler {
         let recognizer: Recognizer
-        let encoder: JSONEncoder
 
         init(configuration: OCRConfiguration) {
             recognizer = Recognizer(configuration: configuration)
-            encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         }
 
         func handle(_ request: WorkerRequest) throws -> [[UInt8]] {
@@ -39,7 +36,10 @@ public enum OCRService {
                 result.metadata.timings.encodeMs += Instant.now().seconds(since: started) * 1_000
                 attachments.append(pdf)
             }
-            return [Array(try encoder.encode(result))] + attachments
+            // The bytes JSONEncoder (sorted keys, unescaped slashes) would write, at a tenth of its cost.
+            do { return [try result.jsonBytes()] + attachments } catch {
+                throw WireError(.internal, "the result holds a number JSON cannot carry (\(error.value))")
+            }
         }
     }
 }
