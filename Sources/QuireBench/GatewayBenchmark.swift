@@ -329,9 +329,8 @@ public final class GatewayBenchmark: Sendable {
 /// `ocr` answered at once with the same result, whatever the image: the gateway's cost without Tesseract's.
 enum CannedOCRService {
     static func make(reply result: OCRResult) -> WorkerService {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let frame = (try? Array(encoder.encode(result))) ?? []
+        // The frame the OCR worker writes for this result (OCRService writes it with jsonBytes too).
+        let frame = (try? result.jsonBytes()) ?? []
         return WorkerService(name: OCRService.name, requiresJSONFrame: true, runsInline: true) { Handler(frame: frame) }
     }
 
