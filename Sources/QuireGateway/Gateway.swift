@@ -9,7 +9,7 @@ import Synchronization
 /// One image for the broker's `ocr` service, as a foreign API's request described it.
 public struct OCRCall: Sendable, Equatable {
     public var image: [UInt8]
-    /// Quire's `mode` (`text` or `document`).
+    /// Quire's `mode` (`text` or `document`; anything else is read as a document).
     public var mode: String
     /// BCP-47 tags; nil or empty: the worker's default.
     public var languages: [String]?
@@ -38,16 +38,8 @@ public struct OCRCall: Sendable, Equatable {
 
     /// The frame with the Titanic options in `job` (`proto-json/titanic-options.schema.json`).
     func requestFrame(job: JobOptions?) -> [UInt8] {
-        struct Frame: Encodable {
-            var mode: String
-            var languages: [String]?
-            var token: String?
-            var job: JobOptions?
-        }
         let hints = languages.flatMap { $0.isEmpty ? nil : $0 }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? Array(encoder.encode(Frame(mode: mode, languages: hints, token: token, job: job)))) ?? Array(#"{"mode":"document"}"#.utf8)
+        return OCRRequest(languages: hints, mode: OCRRequest.Mode(rawValue: mode) ?? .document, token: token, job: job).jsonBytes()
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import QuireBench
 import QuireOCR
 import QuireSupport
+import QuireWire
 
 /// `quire bench ocr DIR`: Quire end to end against the `tesseract` CLI and the raw engine on the same
 /// images. `BenchCommand` routes `quire bench ocr …` here with the arguments after `ocr`.

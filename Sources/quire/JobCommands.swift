@@ -110,7 +110,7 @@ enum JobCommands {
         for (index, input) in inputs.enumerated() {
             var perFile = options
             perFile.idempotencyKey = inputs.count == 1 ? key : "\(key)/\(index + 1)"
-            var frame = try requestFrame(request, job: perFile)
+            var frame = requestFrame(request, job: perFile)
             if let token = preflight.token { frame = ClientAuth.insert(token, into: frame) }
             frames.append([Array(service.utf8), frame, input.bytes])
         }
@@ -148,14 +148,11 @@ enum JobCommands {
         }
     }
 
-    /// The OCR options frame with the job options in its `job` member.
-    static func requestFrame(_ request: OCRRequest, job: JobOptions) throws -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        guard var object = try JSONSerialization.jsonObject(with: encoder.encode(request)) as? [String: Any] else { return [] }
-        let options = try JSONSerialization.jsonObject(with: encoder.encode(job))
-        if let options = options as? [String: Any], !options.isEmpty { object["job"] = options }
-        return Array(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]))
+    /// The OCR options frame with the job options in its `job` member (none when they are all defaults).
+    static func requestFrame(_ request: OCRRequest, job: JobOptions) -> [UInt8] {
+        var request = request
+        request.job = job == JobOptions() ? nil : job
+        return request.jsonBytes()
     }
 
     // MARK: - result

@@ -1,7 +1,7 @@
 import Foundation
-import QuireWire
 
-/// The `ocr` request's JSON frame (`proto-json/ocr-request.schema.json`); the image is frame 2.
+/// The `ocr` request's JSON frame (`proto-json/ocr-request.schema.json`); the image is frame 2. The
+/// worker reads it; the CLI, the client library and the gateway write it.
 public struct OCRRequest: Codable, Sendable, Equatable {
     /// What kind of picture it is, as Cloud Vision's feature types say it.
     public enum Mode: String, Codable, Sendable {
@@ -32,8 +32,14 @@ public struct OCRRequest: Codable, Sendable, Equatable {
     public var dpi: Int?
     /// Return each word's symbols (characters with boxes); true by default.
     public var symbols: Bool?
+    /// The access token for the broker's check (`docs/auth.md`); the worker never sees a use for it.
+    public var token: String?
+    /// Durable-job options when the frame goes to `titanic.request` (`proto-json/titanic-options.schema.json`);
+    /// the broker reads and checks them, the worker ignores them.
+    public var job: JobOptions?
 
-    public init(languages: [String]? = nil, mode: Mode? = nil, pages: [Int]? = nil, outputs: [Output]? = nil, autoOrientation: Bool? = nil, dpi: Int? = nil, symbols: Bool? = nil) {
+    public init(languages: [String]? = nil, mode: Mode? = nil, pages: [Int]? = nil, outputs: [Output]? = nil, autoOrientation: Bool? = nil, dpi: Int? = nil,
+                symbols: Bool? = nil, token: String? = nil, job: JobOptions? = nil) {
         self.languages = languages
         self.mode = mode
         self.pages = pages
@@ -41,9 +47,11 @@ public struct OCRRequest: Codable, Sendable, Equatable {
         self.autoOrientation = autoOrientation
         self.dpi = dpi
         self.symbols = symbols
+        self.token = token
+        self.job = job
     }
 
-    enum CodingKeys: String, CodingKey { case languages, mode, pages, outputs, autoOrientation, dpi, symbols }
+    enum CodingKeys: String, CodingKey { case languages, mode, pages, outputs, autoOrientation, dpi, symbols, token, job }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -61,6 +69,17 @@ public struct OCRRequest: Codable, Sendable, Equatable {
         autoOrientation = try c.decodeIfPresent(Bool.self, forKey: .autoOrientation)
         dpi = try c.decodeIfPresent(Int.self, forKey: .dpi)
         symbols = try c.decodeIfPresent(Bool.self, forKey: .symbols)
+        // The broker has checked these before the worker sees the frame; the worker does not need them.
+        token = try? c.decodeIfPresent(String.self, forKey: .token)
+        job = try? c.decodeIfPresent(JobOptions.self, forKey: .job)
+    }
+
+    /// The frame's bytes: keys sorted, slashes as they are.
+    public func jsonBytes() -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Every member is a string, number, list or an object of those: encoding cannot fail.
+        return (try? Array(encoder.encode(self))) ?? Array("{}".utf8)
     }
 
     /// Parses and validates the JSON frame; every problem becomes a typed `bad_request`.
@@ -99,6 +118,8 @@ public struct OCRRequest: Codable, Sendable, Equatable {
                 : "must be a list of language names (eng, de, zh-Hans) or one string like eng+deu"
             case .pages?: rule = element ? "must be a page number (an integer from 1)" : "must be a list of page numbers (integers from 1)"
             case .autoOrientation?, .symbols?: rule = "must be true or false"
+            case .token?: rule = "must be a string"
+            case .job?: rule = "must be the durable job's options"
             case .dpi?: rule = "must be an integer within 30…2400"
             case nil: throw WireError(.badRequest, "the request does not match the ocr request schema")
             }
