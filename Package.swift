@@ -35,6 +35,7 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CZeroMQ", providers: [.apt(["libzmq3-dev"])]),
+        .systemLibrary(name: "CLeptonica", providers: [.apt(["libleptonica-dev"])]),
         .systemLibrary(name: "CTesseract", providers: [.apt(["libtesseract-dev", "libleptonica-dev"])]),
         .systemLibrary(name: "CSodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
@@ -66,18 +67,25 @@ let package = Package(
         .target(name: "CTesseractShim", dependencies: ["CTesseract"], linkerSettings: [.linkedLibrary("dl")] + tesseractLinking),
         // Tesseract's left-to-right result iterator, which its C API lacks (see its header).
         .target(name: "CTesseractWalk", dependencies: ["CTesseract"], cxxSettings: tesseractHeaders),
-        .target(name: "Tesseract", dependencies: ["CTesseract", "CTesseractShim", "CTesseractWalk", "CHeif"]),
+        // Pixels: decoding (Leptonica, libheif for HEIC), EXIF orientation, the geometry that maps
+        // recognition pixels back to the upload, and the preprocessing operations. No engine.
+        .target(name: "Imaging", dependencies: ["CLeptonica", "CHeif"]),
+        // Engine-neutral recognition, no C: the recognized page, the layout request and its choice
+        // from the page's regions, the `TextRecognizer` protocol, and the post-edits as values.
+        .target(name: "QuireRecognition", dependencies: ["Imaging", "QuireWire"]),
+        // The Tesseract engine: the first `TextRecognizer`.
+        .target(name: "Tesseract", dependencies: ["CTesseract", "CTesseractShim", "CTesseractWalk", "Imaging", "QuireRecognition"]),
         // The Quire result in other services' shapes (Cloud Vision, Azure Read, Image Analysis) and as
         // the searchable PDF: no C, no sockets, for the CLI and the HTTP gateway alike.
         .target(name: "QuireFormats", dependencies: ["QuireWire"]),
-        .target(name: "QuireOCR", dependencies: ["Tesseract", "QuireWire", "QuireWorker", "QuireSupport", "QuireFormats"]),
+        .target(name: "QuireOCR", dependencies: ["Tesseract", "Imaging", "QuireRecognition", "QuireWire", "QuireWorker", "QuireSupport", "QuireFormats"]),
         // One process's stack: a broker, workers of any kind, started and stopped in order (`quire up`,
         // the benchmarks, in-process tests).
         .target(name: "QuireStack", dependencies: ["QuireBroker", "QuireWorker", "ZeroMQ", "QuireSupport"]),
         // The benchmarks: a leaf that only the executable's `bench` command imports; no library depends on it.
         .target(
             name: "QuireBench",
-            dependencies: ["QuireStack", "QuireBroker", "QuireWorker", "QuireClient", "QuireOCR", "Tesseract", "QuireWire", "QuireSupport", "ZeroMQ",
+            dependencies: ["QuireStack", "QuireBroker", "QuireWorker", "QuireClient", "QuireOCR", "Tesseract", "Imaging", "QuireRecognition", "QuireWire", "QuireSupport", "ZeroMQ",
                            "QuireTokens", "QuireJWT", "QuireGateway"]
         ),
 
@@ -94,7 +102,8 @@ let package = Package(
         .testTarget(name: "QuireBrokerTests", dependencies: ["QuireBroker", "QuireWire", "QuireStats", "QuireJWT", "QuireTokens", "ZeroMQ", "QuireSupport"]),
         .testTarget(name: "QuireStatsTests", dependencies: ["QuireStats", "QuireMonitor", "QuireSupport", "QuireWire", "QuireHTTP"]),
         .testTarget(name: "QuireTokensTests", dependencies: ["QuireTokens", "QuireJWT", "QuireWire", "QuireSupport"]),
-        .testTarget(name: "QuireOCRTests", dependencies: ["QuireOCR", "QuireWire", "Tesseract", "CTesseract", "CTesseractShim"]),
+        .testTarget(name: "QuireOCRTests", dependencies: ["QuireOCR", "QuireWire", "Tesseract", "Imaging", "QuireRecognition", "CTesseract", "CLeptonica", "CTesseractShim"]),
+        .testTarget(name: "QuireRecognitionTests", dependencies: ["QuireRecognition", "Imaging", "QuireWire"]),
         .testTarget(name: "QuireBenchTests", dependencies: ["QuireBench"]),
         .testTarget(name: "QuireFormatsTests", dependencies: ["QuireFormats", "QuireWire"], exclude: ["Fixtures"]),
         .testTarget(
@@ -107,7 +116,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SystemLibraryTests",
-            dependencies: ["CTesseract", "CSodium", "CSQLite", "CHeif"]
+            dependencies: ["CTesseract", "CLeptonica", "CSodium", "CSQLite", "CHeif"]
         ),
     ],
     swiftLanguageModes: [.v6],

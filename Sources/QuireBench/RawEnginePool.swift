@@ -8,6 +8,8 @@ import QuireSupport
 import QuireWire
 import QuireWorker
 import Synchronization
+import Imaging
+import QuireRecognition
 import Tesseract
 import ZeroMQ
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import Foundation
+import QuireRecognition
 import QuireSupport
 
 /// Limits and defaults of the OCR worker, every default in one place.
@@ -69,12 +70,13 @@ public struct OCRConfiguration: Sendable, Equatable {
     /// starts from the paper's own level, and its grain, everything lighter than that, turns white.
     /// 256 stretches every page, 0 none (the receipts: word error −0.9 at 240; at 250, 5 dates lost).
     public var whitenPaperBelow: Int = 240
-    /// In `document` mode, read single-column pages as one block (psm 6) and keep the full layout
-    /// analysis (psm 3) for pages with columns side by side.
-    public var chooseSegmentation: Bool = true
-    /// Pages deskewed by less than this (degrees) keep the column measurement made before the
-    /// deskew; more, and they get the full layout analysis.
-    public var columnsKeptBelowSkew: Double = 2
+    /// In `document` mode, let the page's regions choose its layout (``LayoutChoice``): one block
+    /// where the text is one column everywhere (a receipt, a letter, a form), the engine's full layout
+    /// analysis where columns stand side by side or a ruled grid holds the text. Off, every document is
+    /// read with the full analysis, as the `tesseract` CLI reads it.
+    public var chooseLayout: Bool = true
+    /// What the layout choice counts as a column and as a grid.
+    public var layoutChoice = LayoutChoice()
     /// In `document` mode, drop the words Tesseract makes of rules, borders and specks (no letter
     /// or digit, or at most two read with less than ``noiseConfidence``).
     public var dropNoiseWords: Bool = true
@@ -104,6 +106,16 @@ public struct OCRConfiguration: Sendable, Equatable {
     /// Engines kept per worker thread (one per language set).
     public var enginesPerThread: Int = 3
 
+
+    /// The post-edits of a `document` page, in the order they run (see each type).
+    public var pageEdits: [any PageEdit] {
+        var edits: [any PageEdit] = []
+        if dropNoiseWords { edits.append(NoiseWords(maxConfidence: noiseConfidence)) }
+        if unifyDecimals { edits.append(Decimals()) }
+        if matchBrackets { edits.append(BracketPairs()) }
+        if monospaceSpaces || caseSpaces { edits.append(WordSpaces(monospace: monospaceSpaces, caseChange: caseSpaces)) }
+        return edits
+    }
 
     /// Every default as declared above.
     public init() {}
@@ -139,7 +151,12 @@ public struct OCRConfiguration: Sendable, Equatable {
         Setting(\.inkExponent, variable: "QUIRE_OCR_INK_EXPONENT", .number(1...4), help: "the tone curve's exponent (1: unchanged)"),
         Setting(\.whitenPaperBelow, variable: "QUIRE_OCR_WHITEN_PAPER_BELOW", .integer(0...256),
                 help: "before darkening, stretch paper greyer than this (0…255) to white (0: never)"),
-        Setting(\.chooseSegmentation, variable: "QUIRE_OCR_CHOOSE_SEGMENTATION", .onOff, help: "psm 6 for single-column documents, psm 3 for columns"),
+        Setting(\.chooseLayout, variable: "QUIRE_OCR_LAYOUT", .onOff,
+                help: "read one-column documents as one block and the rest with the full layout analysis (off: the full analysis always)"),
+        Setting(\.layoutChoice.minColumnWidth, variable: "QUIRE_OCR_MIN_COLUMN_WIDTH", .number(0...1_000),
+                help: "text side by side counts as columns from this many line heights wide"),
+        Setting(\.layoutChoice.minGridRule, variable: "QUIRE_OCR_MIN_GRID_RULE", .number(0...1_000),
+                help: "a vertical rule between text counts as a table's grid from this many line heights long"),
         Setting(\.detectOrientation, variable: "QUIRE_OCR_ORIENTATION", .onOff, help: "check quarter turns of documents that read with low confidence"),
         Setting(\.dropNoiseWords, variable: "QUIRE_OCR_DROP_NOISE", .onOff, help: "drop the words made of rules, borders and specks"),
         Setting(\.unifyDecimals, variable: "QUIRE_OCR_DECIMALS", .onOff,

@@ -1,6 +1,8 @@
 import Foundation
 import QuireFormats
 import QuireWire
+import Imaging
+import QuireRecognition
 import Tesseract
 
 /// The outputs people open in tools they already have, made from a result and the uploaded image:

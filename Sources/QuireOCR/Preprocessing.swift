@@ -1,11 +1,13 @@
 import Foundation
 import QuireSupport
 import QuireWire
+import Imaging
+import QuireRecognition
 import Tesseract
 
 /// The steps between the decoded file and the engine, each kept only where the real-image benchmark
 /// (`quire bench ocr`, docs/ocr.md) said it helps: text-size scaling, orientation, deskew, light,
-/// and the choice of page segmentation. Every step is recorded in the result's `metadata.steps`.
+/// and the choice of layout (`PageReading.swift`). Every step is recorded in the result's `metadata.steps`.
 extension Recognizer {
     /// A page decoded, turned upright by its EXIF orientation, in grey and scaled for its text size.
     struct Prepared {
@@ -17,8 +19,6 @@ extension Recognizer {
         /// Upright page coordinates (uploaded resolution) → stored pixel grid.
         var toStored: Affine
         var steps: [OCRResult.Step]
-        /// Whether the upright page has columns side by side (nil: not measured).
-        var columns: Bool?
         /// Where `image` begins in the upright page scaled for recognition (it was cropped to the
         /// text when that saved pixels), recognition pixels.
         var origin: (x: Double, y: Double) = (0, 0)
@@ -57,8 +57,6 @@ extension Recognizer {
     struct Probe {
         /// The median glyph height, uploaded pixels; nil when too few glyphs were found.
         var glyphHeight: Double?
-        /// Whether the text stands in columns side by side.
-        var columns: Bool?
         /// The box around the text, upright page at the uploaded resolution.
         var textBox: PixelBox?
         /// The tones of ink and paper (``Image/tones()``).
@@ -68,7 +66,7 @@ extension Recognizer {
     }
 
     /// Measures the page on a copy of at most ``OCRConfiguration/textSizeProbePixels`` turned upright:
-    /// its glyphs' median height, its columns, the box around its text and how dark its ink is.
+    /// its glyphs' median height, the box around its text and how dark its ink is.
     func probe(_ bytes: [UInt8], header: Image.Header, page: Int, exif: Int) throws(ImageError) -> Probe {
         let pixels = Double(header.width * header.height)
         let probeScale = min(1, (Double(configuration.textSizeProbePixels) / pixels).squareRoot())
@@ -101,7 +99,7 @@ extension Recognizer {
             PixelBox(x: Int(Double(b.x) * uploadedPerProbe), y: Int(Double(b.y) * uploadedPerProbe),
                      width: Int((Double(b.width) * uploadedPerProbe).rounded(.up)), height: Int((Double(b.height) * uploadedPerProbe).rounded(.up)))
         }
-        return Probe(glyphHeight: median * uploadedPerProbe, columns: Self.hasColumns(glyphs, glyphHeight: median), textBox: text,
+        return Probe(glyphHeight: median * uploadedPerProbe, textBox: text,
                      tones: tones, full: full)
     }
 
@@ -126,15 +124,13 @@ extension Recognizer {
             var steps: [OCRResult.Step] = []
             var scale = 1.0
             var decoded: Image?
-            var columns: Bool?
             var textBox: PixelBox?
             // Tones are kept only for pages that have an ink step.
             var tones: (ink: Int, paper: Int)?
-            if configuration.textScaling || configuration.chooseSegmentation || configuration.cropToText || configuration.darkenInk {
+            if configuration.textScaling || configuration.cropToText || configuration.darkenInk {
                 let started = Instant.now()
                 let measured = try probe(bytes, header: header, page: page, exif: exif)
                 decoded = measured.full
-                columns = measured.columns
                 textBox = measured.textBox
                 if mode == .document && configuration.darkenInk { tones = measured.tones }
                 scale = configuration.textScaling ? textScale(glyphHeight: measured.glyphHeight, mode: mode) : 1
@@ -217,7 +213,7 @@ extension Recognizer {
                 image.setResolution(declared > 0 ? Int((Double(declared) * actualScale).rounded()) : 0)
             }
             var prepared = Prepared(image: image, scale: actualScale, quarterTurns: turns, mirrored: mirror, toStored: toUpright.inverse,
-                                    steps: steps, columns: columns, tones: tones, backgroundSpread: spread)
+                                    steps: steps, tones: tones, backgroundSpread: spread)
             prepared.origin = origin
             prepared.skew = skew
             return prepared
@@ -328,210 +324,4 @@ extension Recognizer {
             "exponent": configuration.inkExponent, "white": Double(apply ? white : 255), "ms": started.millisecondsSince,
         ]))
     }
-
-    /// Tesseract's page segmentation for the mode; for documents, one block when the page has a single
-    /// column (a receipt, a letter: 83% of the receipts' dates found against 74% with the full layout
-    /// analysis), the full analysis when columns stand side by side or it cannot tell (a page turned
-    /// after it was measured).
-    func chooseSegmentation(columns: Bool?, mode: OCRRequest.Mode, steps: inout [OCRResult.Step]) -> PageSegmentation {
-        switch mode {
-        case .text: return .sparse
-        case .line: return .singleLine
-        case .document:
-            guard configuration.chooseSegmentation else { return .auto }
-            let segmentation: PageSegmentation = columns == false ? .singleBlock : .auto
-            var parameters = ["psm": Double(segmentation.rawValue)]
-            if let columns { parameters["columns"] = columns ? 2 : 1 }
-            steps.append(.init(step: "segmentation", applied: true, parameters: parameters))
-            return segmentation
-        }
-    }
-}
-
-extension Recognizer {
-    /// One page read.
-    struct PageRead {
-        var page: OCRResult.Page
-        var steps: [OCRResult.Step]
-        var prepareSeconds: Double
-        var recognizeSeconds: Double
-    }
-
-    /// Prepares, reads and builds one page. Orientation is checked after reading, where it costs
-    /// nothing for upright pages: a page read with low confidence is shown to orientation detection,
-    /// and when it says the page is turned, it is turned and read again, and the better read is kept.
-    func readPage(_ bytes: [UInt8], header: Image.Header, number: Int, exif: Int, request: OCRRequest, mode: OCRRequest.Mode,
-                  outputs: Set<OCRRequest.Output>, engine: Engine) throws(WireError) -> PageRead {
-        let t0 = Instant.now()
-        let prepared = try prepare(bytes, header: header, page: number - 1, exif: exif, request: request)
-        var steps = prepared.steps
-        var prepareSeconds = Instant.now().seconds(since: t0)
-        var recognizeSeconds = 0.0
-
-        func attempt(turns: Int, steps: inout [OCRResult.Step]) throws(WireError) -> (PreparedPage, RecognizedPage, [String: String], Double) {
-            let t1 = Instant.now()
-            let page = try preprocess(prepared, header: header, mode: mode, turns: turns, steps: &steps)
-            // A page turned or deskewed by more than a little after it was measured is read with the full
-            // layout analysis (a slanted gutter is not seen).
-            let measured = turns == 0 && abs(page.deskewAngle) < configuration.columnsKeptBelowSkew
-            let segmentation = chooseSegmentation(columns: measured ? prepared.columns : nil, mode: mode, steps: &steps)
-            let t2 = Instant.now()
-            let recognized: RecognizedPage
-            do { recognized = try engine.recognize(page.image, segmentation: segmentation, symbols: request.symbols ?? true) } catch {
-                throw WireError(.engineFailure, error.message)
-            }
-            var renderings: [String: String] = [:]
-            for output in outputs where output != .result {
-                if let rendering = Engine.Rendering(rawValue: output.rawValue) {
-                    renderings[output.rawValue] = Renderings.map(engine.render(rendering, pageNumber: number - 1), rendering,
-                                                                 toPage: page.toPage, size: page.size)
-                }
-            }
-            prepareSeconds += t2.seconds(since: t1)
-            recognizeSeconds += Instant.now().seconds(since: t2)
-            return (page, recognized, renderings, Self.meanConfidence(recognized))
-        }
-
-        // Asked for explicitly, orientation is detected before reading, and a confident answer is
-        // trusted (one read, not two).
-        var firstTurns = 0
-        if request.autoOrientation == true, let osd = orientationEngine() {
-            let started = Instant.now()
-            if let guess = osd.detectOrientation(prepared.image), guess.rotation != 0, guess.confidence >= configuration.trustedOrientationConfidence {
-                firstTurns = guess.rotation / 90
-                steps.append(.init(step: "orientation", applied: true, parameters: [
-                    "rotation": Double(guess.rotation), "confidence": (guess.confidence * 100).rounded() / 100,
-                    "minConfidence": configuration.trustedOrientationConfidence, "ms": started.millisecondsSince,
-                ]))
-            }
-            engine.clear()
-            prepareSeconds += Instant.now().seconds(since: started)
-        }
-        var (page, recognized, renderings, confidence) = try attempt(turns: firstTurns, steps: &steps)
-        let detect = request.autoOrientation ?? (mode == .document && configuration.detectOrientation)
-        if detect, firstTurns == 0, confidence < configuration.orientationCheckBelow, let osd = orientationEngine() {
-            let started = Instant.now()
-            let guess = osd.detectOrientation(page.image)
-            engine.clear()
-            let turns = (guess?.confidence ?? 0) >= configuration.orientationConfidence ? (guess?.rotation ?? 0) / 90 : 0
-            var parameters: [String: Double] = ["minConfidence": configuration.orientationConfidence, "readConfidence": (confidence * 100).rounded() / 100,
-                                                "ms": started.millisecondsSince]
-            if let guess { parameters["rotation"] = Double(guess.rotation); parameters["confidence"] = (guess.confidence * 100).rounded() / 100 }
-            prepareSeconds += Instant.now().seconds(since: started)
-            var applied = false
-            // OSD on small print often knows the page is sideways but not which way: when its turn
-            // reads no better, the opposite quarter turn is tried too.
-            var candidates = turns == 0 ? [] : [turns]
-            if turns % 2 == 1 { candidates.append(4 - turns) }
-            for candidate in candidates {
-                var turnedSteps: [OCRResult.Step] = []
-                let turned = try attempt(turns: candidate, steps: &turnedSteps)
-                parameters["turnedConfidence"] = (turned.3 * 100).rounded() / 100
-                // Kept only when clearly better: a wrong turn reads garbage with a similar confidence.
-                if turned.3 >= confidence + configuration.orientationGain {
-                    (page, recognized, renderings, confidence) = turned
-                    steps = prepared.steps + turnedSteps
-                    parameters["rotation"] = Double(candidate * 90)
-                    applied = true
-                    break
-                }
-            }
-            steps.append(.init(step: "orientation", applied: applied, parameters: parameters))
-        }
-        engine.clear()
-        if mode == .document && configuration.dropNoiseWords {
-            let (filtered, dropped) = NoiseFilter.filter(recognized, maxConfidence: configuration.noiseConfidence)
-            recognized = filtered
-            steps.append(.init(step: "noise", applied: dropped > 0, parameters: [
-                "wordsDropped": Double(dropped), "maxConfidence": configuration.noiseConfidence,
-            ]))
-        }
-        if mode == .document && configuration.unifyDecimals {
-            let (whole, joined) = DecimalSeparators.joinSplitAmounts(recognized)
-            let (unified, changed, dots, commas) = DecimalSeparators.unify(whole)
-            recognized = unified
-            steps.append(.init(step: "decimals", applied: changed + joined > 0, parameters: [
-                "wordsChanged": Double(changed), "amountsWithDot": Double(dots), "amountsWithComma": Double(commas),
-                "amountsJoined": Double(joined),
-            ]))
-        }
-        if mode == .document && configuration.matchBrackets {
-            let (mended, changed) = Brackets.mend(recognized)
-            recognized = mended
-            steps.append(.init(step: "brackets", applied: changed > 0, parameters: ["wordsChanged": Double(changed)]))
-        }
-        if mode == .document && (configuration.monospaceSpaces || configuration.caseSpaces) && request.symbols ?? true {
-            var parameters: [String: Double] = [:]
-            var split = 0
-            if configuration.monospaceSpaces {
-                let (spaced, cells, monospaced) = MonospaceSpaces.split(recognized)
-                recognized = spaced
-                split += cells
-                parameters.merge(["wordsSplit": Double(cells), "monospacedLines": Double(monospaced), "minCells": MonospaceSpaces.minimumCells]) { $1 }
-            }
-            if configuration.caseSpaces {
-                let (spaced, cases) = CaseSpaces.split(recognized)
-                recognized = spaced
-                split += cases
-                parameters.merge(["caseSplits": Double(cases), "minCaseGap": CaseSpaces.minimumGap]) { $1 }
-            }
-            steps.append(.init(step: "spaces", applied: split > 0, parameters: parameters))
-        }
-        let built = ResultBuilder.page(recognized, number: number, size: page.size, toPage: page.toPage, scale: prepared.scale,
-                                       quarterTurns: page.quarterTurns, mirrored: prepared.mirrored, deskewAngle: page.deskewAngle,
-                                       transform: page.toStored, renderings: renderings.isEmpty ? nil : renderings)
-        return PageRead(page: built, steps: steps, prepareSeconds: prepareSeconds, recognizeSeconds: recognizeSeconds)
-    }
-
-    /// The mean confidence of the words read, 0…1 (0 when nothing was read).
-    static func meanConfidence(_ page: RecognizedPage) -> Double {
-        var sum = 0.0, count = 0
-        for block in page.blocks {
-            for paragraph in block.children {
-                for line in paragraph.children {
-                    for word in line.children {
-                        if let c = word.confidence { sum += c; count += 1 }
-                    }
-                }
-            }
-        }
-        return count == 0 ? 0 : sum / Double(count)
-    }
-}
-
-extension Instant {
-    /// Milliseconds from this instant to now, to a tenth.
-    var millisecondsSince: Double { (Instant.now().seconds(since: self) * 10_000).rounded() / 10 }
-}
-
-extension Affine {
-    /// Turning by `degrees` clockwise (image coordinates, y down) about (x, y), then shifting by
-    /// (shiftX, shiftY): what `Image.rotated(degrees:)` does to its pixels.
-    static func turn(degrees: Double, aboutX x: Double, y: Double, shiftX: Double, y shiftY: Double) -> Affine {
-        let r = degrees * .pi / 180
-        let cos = Foundation.cos(r), sin = Foundation.sin(r)
-        // p' = R (p - c) + c + shift
-        return Affine(a: cos, b: -sin, c: x - cos * x + sin * y + shiftX,
-                      d: sin, e: cos, f: y - sin * x - cos * y + shiftY)
-    }
-
-    func apply(_ x: Double, _ y: Double) -> (x: Double, y: Double) { (a * x + b * y + c, d * x + e * y + f) }
-
-    /// The whole pixels covering the image of a rectangle: the box around its mapped corners, left and
-    /// top rounded down, right and bottom up, within a `size` page.
-    func pixelBox(x: Double, y: Double, width: Double, height: Double, within size: (width: Int, height: Int))
-        -> (x0: Int, y0: Int, x1: Int, y1: Int) {
-        let corners = [apply(x, y), apply(x + width, y), apply(x + width, y + height), apply(x, y + height)]
-        let xs = corners.map(\.x), ys = corners.map(\.y)
-        let x0 = min(size.width, max(0, Int((xs.min() ?? 0).rounded(.down))))
-        let y0 = min(size.height, max(0, Int((ys.min() ?? 0).rounded(.down))))
-        let x1 = min(size.width, max(x0, Int((xs.max() ?? 0).rounded(.up))))
-        let y1 = min(size.height, max(y0, Int((ys.max() ?? 0).rounded(.up))))
-        return (x0, y0, x1, y1)
-    }
-
-    /// The factor by which lengths change (the scale part of a scale-and-turn map).
-    var lengthScale: Double { (a * a + d * d).squareRoot() }
-
-    var isIdentity: Bool { self == .identity }
 }

@@ -1,13 +1,15 @@
 import Foundation
 import QuireSupport
 import QuireWire
+import Imaging
+import QuireRecognition
 import Tesseract
 
 /// Reads images: decode, orient, scale, recognise, build the result. One per worker thread: it owns
 /// that thread's engines, created on first use for each language set and reused afterwards.
 public final class Recognizer {
     public let configuration: OCRConfiguration
-    private var engines: [String: Engine] = [:]
+    private var engines: [String: any TextRecognizer] = [:]
     private var engineUse: [String] = []
     private let installed: Set<String>
 
@@ -23,20 +25,20 @@ public final class Recognizer {
     public var installedLanguages: [String] { installed.sorted() }
 
     /// The engine for a language set, made once and kept (least recently used ones are dropped).
-    func engine(for languages: [String]) throws(WireError) -> Engine {
+    func engine(for languages: [String]) throws(WireError) -> any TextRecognizer {
         let key = languages.joined(separator: "+")
         if let engine = engines[key] {
             engineUse.removeAll { $0 == key }
             engineUse.append(key)
             return engine
         }
-        do throws(TesseractError) {
+        do throws(RecognitionError) {
             let variables = configuration.engineVariables.sorted(by: { $0.key < $1.key })
             let engine = try Engine(dataPath: configuration.dataPath, languages: key, variables: variables.map { (name: $0.key, value: $0.value) })
             engine.rawLineImages = configuration.rawLineImages
             // Init ignores names it does not know; setting them again finds those.
             for (name, value) in variables where !engine.setVariable(name, value) {
-                throw TesseractError(.initFailed, "Tesseract does not take '\(name)=\(value)' (QUIRE_TESSERACT_VARIABLES)")
+                throw RecognitionError(.initFailed, "Tesseract does not take '\(name)=\(value)' (QUIRE_TESSERACT_VARIABLES)")
             }
             engines[key] = engine
             engineUse.append(key)
@@ -121,7 +123,7 @@ public final class Recognizer {
         var result = OCRResult(
             text: pages.map(\.text).joined(separator: "\u{0C}"),
             pages: pages,
-            metadata: .init(engine: "tesseract \(Engine.version)", languages: languages.map(Languages.bcp47(forTesseract:)),
+            metadata: .init(engine: engine.engineName, languages: languages.map(Languages.bcp47(forTesseract:)),
                             mode: mode.rawValue, format: header.format.rawValue, pageCount: max(1, header.pages),
                             timings: .init(decodeMs: decodeSeconds * 1_000, recognizeMs: recognizeSeconds * 1_000, encodeMs: 0),
                             steps: allSteps))
@@ -129,10 +131,10 @@ public final class Recognizer {
         return (result, [])
     }
 
-    private var osdEngine: Engine?
+    private var osdEngine: (any OrientationDetector)?
     private var osdUnavailable = false
 
-    func orientationEngine() -> Engine? {
+    func orientationEngine() -> (any OrientationDetector)? {
         if osdUnavailable { return nil }
         if let osdEngine { return osdEngine }
         guard installed.contains("osd") else { osdUnavailable = true; return nil }

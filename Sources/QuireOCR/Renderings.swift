@@ -1,3 +1,5 @@
+import Imaging
+import QuireRecognition
 import Tesseract
 
 /// Tesseract renders in the pixels of the image it read, which Quire may have scaled (small text

@@ -1,5 +1,7 @@
 import Foundation
 import QuireWire
+import Imaging
+import QuireRecognition
 import Tesseract
 
 /// Turns Tesseract's hierarchy into the Quire result: coordinates back at the uploaded resolution,

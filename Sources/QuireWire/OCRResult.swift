@@ -204,7 +204,7 @@ public struct OCRResult: Codable, Sendable, Equatable {
 
     /// One step of the pipeline on one page, so that a result can be explained: what was measured,
     /// whether it was applied, with its parameters (`scale`, `orientation`, `deskew`, `light`,
-    /// `segmentation`, in the order they ran).
+    /// `layout`, in the order they ran).
     public struct Step: Codable, Sendable, Equatable {
         /// 1-based page number.
         public var page: Int

@@ -1,25 +1,14 @@
 internal import CTesseract
 internal import CTesseractShim
 internal import CTesseractWalk
+import Imaging
+import QuireRecognition
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Why the engine failed.
-public struct TesseractError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Code: String, Sendable {
-        case initFailed = "init_failed"
-        case unknownLanguage = "unknown_language"
-        case recognitionFailed = "recognition_failed"
-    }
-    public var code: Code
-    public var message: String
-    public init(_ code: Code, _ message: String) { self.code = code; self.message = message }
-    public var description: String { "\(code.rawValue): \(message)" }
-}
-
-/// How Tesseract segments the page (its PSM numbers).
-public enum PageSegmentation: Int32, Sendable, Codable {
+/// How Tesseract segments the page (its PSM numbers): what each ``Layout`` becomes.
+enum PageSegmentation: Int32, Sendable {
     /// Fully automatic layout analysis: dense documents.
     case auto = 3
     /// One uniform block of text.
@@ -28,65 +17,22 @@ public enum PageSegmentation: Int32, Sendable, Codable {
     case singleLine = 7
     /// As much text as possible in no particular order: signs and photos.
     case sparse = 11
-    /// Sparse text with orientation and script detection.
-    case sparseWithOSD = 12
-}
 
-/// A box in the recognised image's pixels.
-public struct PixelBox: Sendable, Equatable {
-    public var x: Int, y: Int, width: Int, height: Int
-    public init(x: Int, y: Int, width: Int, height: Int) { self.x = x; self.y = y; self.width = width; self.height = height }
-
-    /// This box grown on each side where `other` sticks out of it by at most `slack` pixels.
-    public func covering(_ other: PixelBox, slack: Int) -> PixelBox {
-        func grow(_ mine: Int, _ theirs: Int, outward: Bool) -> Int {
-            let by = outward ? theirs - mine : mine - theirs
-            return by > 0 && by <= slack ? theirs : mine
+    init(_ layout: Layout) {
+        switch layout {
+        case .auto, .page: self = .auto
+        case .singleBlock: self = .singleBlock
+        case .singleLine: self = .singleLine
+        case .sparse: self = .sparse
         }
-        let x0 = grow(x, other.x, outward: false), y0 = grow(y, other.y, outward: false)
-        let x1 = grow(x + width, other.x + other.width, outward: true), y1 = grow(y + height, other.y + other.height, outward: true)
-        return PixelBox(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
     }
-}
-
-/// One element of the layout as Tesseract recognised it, at any level.
-public struct RecognizedElement: Sendable {
-    public var text: String
-    public var box: PixelBox
-    /// 0…1, or nil when Tesseract gives none.
-    public var confidence: Double?
-    /// Tesseract's language code for words (`eng`), nil elsewhere.
-    public var language: String?
-    /// Lines: the baseline's end points.
-    public var baseline: (x1: Int, y1: Int, x2: Int, y2: Int)?
-    public var children: [RecognizedElement]
-}
-
-/// A page's recognition result: blocks > paragraphs > lines > words > symbols.
-public struct RecognizedPage: Sendable {
-    public var width: Int
-    public var height: Int
-    public var blocks: [RecognizedElement]
-    /// The skew Tesseract measured, in degrees (positive: clockwise).
-    public var deskewAngle: Double
-    /// Left to right, right to left or top to bottom, as Tesseract saw the first block.
-    public var writingDirection: String
-    public var text: String
-}
-
-/// Orientation and script detection (OSD) result.
-public struct OrientationGuess: Sendable, Equatable {
-    /// Degrees the page must be turned clockwise to be upright: 0, 90, 180 or 270.
-    public var rotation: Int
-    public var confidence: Double
-    public var script: String
 }
 
 /// One Tesseract engine (`TessBaseAPI`), initialised once for a language set and reused.
 ///
 /// Not `Sendable`: one engine per worker thread, created on it. Init costs ~60 ms; that is why the
 /// worker keeps engines instead of starting the CLI per image.
-public final class Engine {
+public final class Engine: TextRecognizer, OrientationDetector {
     private let handle: OpaquePointer
     public let languages: String
     public let dataPath: String
@@ -95,8 +41,8 @@ public final class Engine {
     ///   - languages: Tesseract codes joined with `+`, such as `eng+deu`.
     ///   - variables: Tesseract parameters set while the engine loads, so that the ones read only
     ///     then (`load_system_dawg`, `load_freq_dawg`, …) take effect too.
-    public init(dataPath: String, languages: String, variables: [(name: String, value: String)] = []) throws(TesseractError) {
-        guard let handle = TessBaseAPICreate() else { throw TesseractError(.initFailed, "TessBaseAPICreate failed") }
+    public init(dataPath: String, languages: String, variables: [(name: String, value: String)] = []) throws(RecognitionError) {
+        guard let handle = TessBaseAPICreate() else { throw RecognitionError(.initFailed, "TessBaseAPICreate failed") }
         self.handle = handle
         self.languages = languages
         self.dataPath = dataPath
@@ -106,7 +52,7 @@ public final class Engine {
         let rc = TessBaseAPIInit4(handle, dataPath, languages, OEM_LSTM_ONLY, nil, 0, &names, &values, variables.count, 0)
         if rc != 0 {
             TessBaseAPIDelete(handle)
-            throw TesseractError(.initFailed, "Tesseract could not load '\(languages)' from \(dataPath)")
+            throw RecognitionError(.initFailed, "Tesseract could not load '\(languages)' from \(dataPath)")
         }
         // Quire sets the resolution itself; this silences "Estimating resolution" chatter per page.
         _ = TessBaseAPISetVariable(handle, "debug_file", "/dev/null")
@@ -118,6 +64,12 @@ public final class Engine {
     }
 
     public static var version: String { String(cString: TessVersion()) }
+
+    public var engineName: String { "tesseract \(Self.version)" }
+
+    /// The image whose layout analysis Tesseract holds (`regions(of:)`), until anything else is read;
+    /// held so that it cannot be freed and another image take its place meanwhile.
+    private var analysed: Image?
 
     /// Whether this engine keeps Tesseract's line images uncompressed while it recognises
     /// (`CTesseractShim.h`). The text, boxes and confidences are the same either way; only the time
@@ -158,17 +110,20 @@ public final class Engine {
     /// Recognises `image` and returns the hierarchy down to words, and to symbols when `symbols` is
     /// true (walking every symbol costs time a reader that shows words does not need). The resolution
     /// must already be set on the image.
-    public func recognize(_ image: Image, segmentation: PageSegmentation, symbols: Bool = true) throws(TesseractError) -> RecognizedPage {
-        TessBaseAPISetPageSegMode(handle, TessPageSegMode(rawValue: UInt32(segmentation.rawValue)))
-        TessBaseAPISetImage2(handle, image.pix)
-        let dpi = image.resolution
-        if dpi > 0 { TessBaseAPISetSourceResolution(handle, Int32(dpi)) }
+    public func recognize(_ image: Image, layout: Layout, symbols: Bool = true) throws(RecognitionError) -> RecognizedPage {
+        let segmentation = PageSegmentation(layout)
+        // The layout analysis `regions(of:)` made of this image is what the full analysis would make
+        // again: Tesseract's Recognize reuses the blocks it found.
+        if !(segmentation == .auto && analysed === image) {
+            load(image, segmentation)
+        }
+        analysed = nil
         // Tesseract's line images skip their PNG round trip while it recognises (CTesseractShim.h).
         quire_raw_line_images(rawLineImages ? 1 : 0)
         let status = TessBaseAPIRecognize(handle, nil)
         quire_raw_line_images(0)
         guard status == 0 else {
-            throw TesseractError(.recognitionFailed, "Tesseract failed to recognise the image")
+            throw RecognitionError(.recognitionFailed, "Tesseract failed to recognise the image")
         }
         var page = RecognizedPage(width: image.width, height: image.height, blocks: [], deskewAngle: 0, writingDirection: "ltr", text: "")
         guard let iterator = TessBaseAPIGetIterator(handle) else {
@@ -282,9 +237,10 @@ public final class Engine {
 
     /// Orientation and script detection. Needs `osd` among the loaded languages; nil when Tesseract
     /// cannot tell (too little text) or OSD is not loaded.
-    public func detectOrientation(_ image: Image) -> OrientationGuess? {
+    public func orientation(of image: Image) -> OrientationGuess? {
+        analysed = nil
         TessBaseAPISetPageSegMode(handle, PSM_OSD_ONLY)
-        TessBaseAPISetImage2(handle, image.pix)
+        TessBaseAPISetImage2(handle, .init(image.unsafePix))
         if image.resolution > 0 { TessBaseAPISetSourceResolution(handle, Int32(image.resolution)) }
         var degrees: Int32 = 0
         var confidence: Float = 0
@@ -297,7 +253,56 @@ public final class Engine {
     }
 
     /// Frees the last image and results (the engine stays initialised).
-    public func clear() { TessBaseAPIClear(handle) }
+    public func clear() {
+        analysed = nil
+        TessBaseAPIClear(handle)
+    }
+
+    /// Gives Tesseract `image` to read with `segmentation`, at the image's resolution.
+    private func load(_ image: Image, _ segmentation: PageSegmentation) {
+        TessBaseAPISetPageSegMode(handle, TessPageSegMode(rawValue: UInt32(segmentation.rawValue)))
+        TessBaseAPISetImage2(handle, .init(image.unsafePix))
+        let dpi = image.resolution
+        if dpi > 0 { TessBaseAPISetSourceResolution(handle, Int32(dpi)) }
+    }
+
+    /// Tesseract's full layout analysis (psm 3) of `image`: its blocks as regions, with their text
+    /// lines. The analysis is kept for a `recognize(image, layout: .page)` that follows.
+    public func regions(of image: Image) throws(RecognitionError) -> [LayoutRegion] {
+        load(image, .auto)
+        analysed = nil
+        // Tesseract keeps the blocks it found; a Recognize with the same image and mode reads them.
+        guard let iterator = TessBaseAPIAnalyseLayout(handle) else { return [] }
+        defer { TessPageIteratorDelete(iterator) }
+        analysed = image
+        func box(_ level: TessPageIteratorLevel) -> PixelBox {
+            var l: Int32 = 0, t: Int32 = 0, r: Int32 = 0, b: Int32 = 0
+            _ = TessPageIteratorBoundingBox(iterator, level, &l, &t, &r, &b)
+            return PixelBox(x: Int(l), y: Int(t), width: Int(r - l), height: Int(b - t))
+        }
+        var regions: [LayoutRegion] = []
+        repeat {
+            if regions.isEmpty || TessPageIteratorIsAtBeginningOf(iterator, RIL_BLOCK) != 0 {
+                regions.append(LayoutRegion(kind: Self.kind(TessPageIteratorBlockType(iterator)), box: box(RIL_BLOCK)))
+            }
+            if [.text, .table, .vertical].contains(regions[regions.count - 1].kind) {
+                regions[regions.count - 1].lines.append(box(RIL_TEXTLINE))
+            }
+        } while TessPageIteratorNext(iterator, RIL_TEXTLINE) != 0
+        return regions
+    }
+
+    /// Tesseract's block types as region kinds: headings, pull-outs, captions and equations are text.
+    static func kind(_ type: TessPolyBlockType) -> LayoutRegion.Kind {
+        switch type {
+        case PT_FLOWING_TEXT, PT_HEADING_TEXT, PT_PULLOUT_TEXT, PT_CAPTION_TEXT, PT_EQUATION, PT_INLINE_EQUATION: .text
+        case PT_TABLE: .table
+        case PT_VERTICAL_TEXT: .vertical
+        case PT_FLOWING_IMAGE, PT_HEADING_IMAGE, PT_PULLOUT_IMAGE: .picture
+        case PT_HORZ_LINE, PT_VERT_LINE: .rule
+        default: .noise
+        }
+    }
 }
 
 extension String {

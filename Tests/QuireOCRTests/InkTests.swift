@@ -1,4 +1,6 @@
 import Testing
+import Imaging
+import QuireRecognition
 import Tesseract
 
 @Suite("Ink: how dark the print is, and the tone curve that darkens it")

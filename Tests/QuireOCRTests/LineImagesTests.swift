@@ -1,7 +1,10 @@
 import CTesseract
+import CLeptonica
 import CTesseractShim
 import Foundation
 import Testing
+import Imaging
+import QuireRecognition
 import Tesseract
 
 /// Tesseract 5.3 stores each text line it cuts out as PNG and decodes it again a moment later; Quire
@@ -68,7 +71,7 @@ struct LineImagesTests {
             let engine = try Engine(dataPath: Self.tessdata, languages: "eng")
             engine.rawLineImages = raw
             let before = quire_raw_line_images_written()
-            let page = try engine.recognize(image, segmentation: .auto)
+            let page = try engine.recognize(image, layout: .page)
             // Tesseract's own line images came through the shim (one per line, at least), or none did.
             let written = quire_raw_line_images_written() - before
             if raw { #expect(written >= 3) } else { #expect(written == 0) }

@@ -3,6 +3,7 @@ import QuireWire
 import Testing
 
 @testable import QuireOCR
+import Imaging
 
 /// A minimal JPEG prefix: SOI, an APP1 Exif segment with IFD0 holding the orientation tag.
 func jpegWithOrientation(_ value: UInt16, littleEndian: Bool) -> [UInt8] {

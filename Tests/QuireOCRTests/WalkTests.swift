@@ -1,6 +1,9 @@
 import CTesseract
+import CLeptonica
 import Foundation
 import Testing
+import Imaging
+import QuireRecognition
 import Tesseract
 
 /// Quire walks a page without right-to-left words with Tesseract's left-to-right iterator, which moves
@@ -52,7 +55,7 @@ struct WalkTests {
         func read(leftToRight: Bool) throws -> RecognizedPage {
             let engine = try Engine(dataPath: Self.tessdata, languages: "eng")
             engine.leftToRightWalk = leftToRight
-            return try engine.recognize(image, segmentation: .auto, symbols: symbols)
+            return try engine.recognize(image, layout: .page, symbols: symbols)
         }
         let fast = try read(leftToRight: true), logical = try read(leftToRight: false)
         // The page is one that exercises the walk: several blocks, paragraphs and lines.

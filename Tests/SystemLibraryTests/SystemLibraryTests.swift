@@ -2,6 +2,7 @@ import CHeif
 import CSQLite
 import CSodium
 import CTesseract
+import CLeptonica
 import Foundation
 import Testing
 

@@ -355,6 +355,79 @@ def document_page(seed=1, columns=2, width=1650, height=2100, size=34, title="No
     return drawn
 
 
+def _paragraph(draw, drawn, lines, x0, y0, f, leading, line_no):
+    """Draws `lines` (lists of words) from (x0, y0); returns the next line number and y."""
+    for i, ln in enumerate(lines):
+        yy = y0 + i * leading
+        x = x0
+        for word in ln:
+            box = draw.textbbox((x, yy), word, font=f)
+            draw.text((x, yy), word, font=f, fill=20)
+            drawn.words.append(DrawnWord(word, box, line_no))
+            x += draw.textlength(word + " ", font=f)
+        line_no += 1
+    return line_no, y0 + len(lines) * leading
+
+
+def _figure(draw, box, seed, frame=True):
+    """A line drawing inside `box` (x0, y0, x1, y1): a frame, circles, a hatched hill and a sun, the
+    strokes and curves that a page's illustration has and no text has."""
+    rng = random.Random(seed)
+    x0, y0, x1, y1 = box
+    if frame:
+        draw.rectangle(box, outline=30, width=4)
+    for _ in range(6):
+        cx, cy, r = rng.randint(x0 + 60, x1 - 60), rng.randint(y0 + 60, y1 - 60), rng.randint(20, 55)
+        draw.ellipse((cx - r, cy - r, cx + r, cy + r), outline=40, width=3)
+    hill = [(x0, y1 - 40)] + [(x, y1 - 60 - int(90 * math.sin((x - x0) / (x1 - x0) * math.pi))) for x in range(x0, x1, 12)] + [(x1, y1 - 40)]
+    draw.line(hill, fill=40, width=3)
+    for x in range(x0 + 10, x1 - 10, 14):
+        draw.line((x, y1 - 20, x + 30, y1 - 50), fill=60, width=2)
+    sx, sy = x1 - 90, y0 + 80
+    draw.ellipse((sx - 35, sy - 35, sx + 35, sy + 35), fill=90)
+    for k in range(12):
+        a = k * math.pi / 6
+        draw.line((sx + 45 * math.cos(a), sy + 45 * math.sin(a), sx + 70 * math.cos(a), sy + 70 * math.sin(a)), fill=60, width=3)
+
+
+def mixed_layout_page(seed=5, width=1700, height=2200, size=30, figure=False):
+    """A page whose layout changes down the page, as a manual's or a magazine's does: a title and a
+    paragraph across the page, two columns, then a paragraph across again; with `figure`, the left
+    column is a line drawing instead of text. Returns Drawn with the words in reading order (title,
+    head, left column, right column, foot)."""
+    rng = random.Random(seed)
+    f, big = font("serif", size), font("bold", int(size * 1.4))
+    img = Image.new("L", (width, height), 250)
+    draw = ImageDraw.Draw(img)
+    drawn = Drawn(img)
+    margin, gutter, leading = int(width * 0.08), int(size * 2), int(size * 1.5)
+    sentences = PROSE_SENTENCES * 3
+    rng.shuffle(sentences)
+    words = iter(" ".join(sentences).split())
+
+    def take(n):
+        return [next(words) for _ in range(n)]
+
+    full = width - 2 * margin
+    column = (full - gutter) // 2
+    line_no, y = _paragraph(draw, drawn, [take(5)], margin, margin, big, int(size * 2.2), 0)
+    line_no, y = _paragraph(draw, drawn, _wrap(draw, take(70), f, full), margin, y + size, f, leading, line_no)
+    top = y + size * 2
+    rows = 22
+    if figure:
+        _figure(draw, (margin, top, margin + column, top + rows * leading - size), seed)
+        right = _wrap(draw, take(260), f, column)[:rows]
+        line_no, _ = _paragraph(draw, drawn, right, margin + column + gutter, top, f, leading, line_no)
+    else:
+        left = _wrap(draw, take(260), f, column)[:rows]
+        line_no, _ = _paragraph(draw, drawn, left, margin, top, f, leading, line_no)
+        right = _wrap(draw, take(260), f, column)[:rows]
+        line_no, _ = _paragraph(draw, drawn, right, margin + column + gutter, top, f, leading, line_no)
+    y = top + rows * leading + size * 2
+    _paragraph(draw, drawn, _wrap(draw, take(60), f, full), margin, y, f, leading, line_no)
+    return drawn
+
+
 def skewed(img, degrees):
     """Turned counter-clockwise by `degrees` (a crooked scan), canvas grown, paper-white fill."""
     return img.rotate(degrees, resample=Image.BICUBIC, expand=True, fillcolor=248)

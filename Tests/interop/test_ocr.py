@@ -1093,6 +1093,46 @@ def test_degraded_page_reads_like_the_clean_one(stack, clean_cer, kind):
     assert_geometry_consistent(page)
 
 
+# ---------------------------------------------------------------------------
+# Reading order of mixed layouts (issue 23): a head across the page, two columns, a foot across
+# again; each column's lines stay together and in order, a figure beside prose is not read as text.
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("figure", [False, True], ids=["two-columns", "figure-beside-prose"])
+def test_mixed_layout_reads_in_order(stack, figure):
+    drawn = oi.mixed_layout_page(figure=figure)
+    doc = ocr(stack, {}, oi.png(drawn.image, dpi=(200, 200)))
+    truth = "\n".join(drawn.lines)
+    value = oi.cer(truth, doc["text"])
+    assert value < 0.02, "CER %.3f:\n%s" % (value, doc["text"][:2000])
+    steps = {s["step"]: s for s in doc["metadata"]["steps"]}
+    layout = steps["layout"]["parameters"]
+    assert layout["singleBlock"] == 0 and layout["columnPairs"] >= 1, layout
+    # Each text line of the result lies on one side of the gutter or spans the page: no line runs
+    # from the left column (or the figure) into the right one.
+    (page,) = doc["pages"]
+    gutter = drawn.image.width // 2
+    for block in page["blocks"]:
+        for paragraph in block["paragraphs"]:
+            for line in paragraph["lines"]:
+                box = line["boundingBox"]
+                if box["y"] > drawn.words[0].box[3] + 300 and box["y"] < drawn.image.height * 0.7:
+                    assert box["x"] + box["width"] < gutter + 40 or box["x"] > gutter - 40, line["text"]
+
+
+def test_one_column_with_amounts_reads_as_one_block(stack):
+    rows = ["Nasi Lemak Ayam        12.50", "Teh Tarik               4.20", "Roti Canai              2.40",
+            "Mee Goreng Mamak        9.90", "Air Limau Ais           3.50", "Total                  32.50"]
+    drawn = oi.render_lines(rows, "mono", 36)
+    doc = ocr(stack, {}, oi.png(drawn.image))
+    steps = {s["step"]: s for s in doc["metadata"]["steps"]}
+    assert steps["layout"]["parameters"]["singleBlock"] == 1, steps["layout"]
+    # Read as one block, each item stays on the line of its price.
+    lines = [" ".join(l.split()) for l in doc["text"].splitlines() if l.strip()]
+    assert "Total 32.50" in lines, lines
+    assert "Teh Tarik 4.20" in lines, lines
+
+
 def test_skewed_words_are_mapped_back_to_the_uploaded_pixels(stack):
     drawn = oi.rotate(oi.render_lines(["Invoice number 4711 paid", "Total amount due today"], "sans", 40), 8)
     doc = ocr(stack, {}, oi.png(drawn.image))

@@ -1,6 +1,6 @@
 import Testing
-@testable import Tesseract
-@testable import QuireOCR
+import Imaging
+@testable import QuireRecognition
 
 @Suite("Decimal separators: a page's odd amounts get the separator the page uses")
 struct DecimalSeparatorsTests {

@@ -1,4 +1,4 @@
-internal import CTesseract
+internal import CLeptonica
 #if canImport(Glibc)
 import Glibc
 #endif

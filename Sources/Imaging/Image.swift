@@ -1,5 +1,5 @@
 internal import CHeif
-internal import CTesseract
+internal import CLeptonica
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -55,6 +55,10 @@ public final class Image {
     init(owning pix: UnsafeMutablePointer<PIX>) { self.pix = pix }
 
     deinit { pixDestroy(&pix) }
+
+    /// The Leptonica `PIX` for an engine of this package that reads it in place (`TessBaseAPISetImage2`);
+    /// the image keeps owning it and must outlive that use.
+    package var unsafePix: OpaquePointer { OpaquePointer(pix!) }
 
     public var width: Int { Int(pix!.pointee.w) }
     public var height: Int { Int(pix!.pointee.h) }

@@ -1,5 +1,5 @@
 import Foundation
-import Tesseract
+import Imaging
 
 /// Puts back the spaces Tesseract drops on monospaced lines. Thermal receipts and typewriters print
 /// every character in a cell of the same width, and a space is an empty cell; Tesseract's line

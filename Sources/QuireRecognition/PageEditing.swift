@@ -1,5 +1,5 @@
 import Foundation
-import Tesseract
+import Imaging
 
 extension RecognizedPage {
     /// The page with every word for which `transform` returns a list replaced by that list (an empty

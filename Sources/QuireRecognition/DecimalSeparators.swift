@@ -1,5 +1,5 @@
 import Foundation
-import Tesseract
+import Imaging
 
 /// Makes a page's amounts agree on their decimal separator. Thermal print's full stop is a dot with
 /// a tail, and Tesseract reads some of them as commas (`33,90` among `12.50` and `4.20`). A page that

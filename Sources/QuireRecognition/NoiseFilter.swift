@@ -1,5 +1,5 @@
 import Foundation
-import Tesseract
+import Imaging
 
 /// Drops the "words" Tesseract makes of things that are not text: rules, borders, dotted separators,
 /// specks (`|`, `—`, `ee`, `~~`). On the receipts these were a fifth of everything read; removing

@@ -1,6 +1,6 @@
 import Testing
-@testable import Tesseract
-@testable import QuireOCR
+import Imaging
+@testable import QuireRecognition
 
 @Suite("Brackets: a word's pair read as two kinds becomes round")
 struct BracketsTests {

@@ -1,6 +1,6 @@
 import Testing
-@testable import QuireOCR
-@testable import Tesseract
+@testable import QuireRecognition
+import Imaging
 
 @Suite("Monospace spaces: words run together across an empty cell are split")
 struct MonospaceSpacesTests {

@@ -1,5 +1,5 @@
 import Foundation
-import Tesseract
+import Imaging
 
 /// Puts back the spaces Tesseract drops between two words in tight proportional print, where the
 /// second starts with a capital: `TotalGST`, `TaxCode`, `DocNo.`. A lower-case letter followed by a

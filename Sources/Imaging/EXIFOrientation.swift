@@ -59,37 +59,3 @@ public enum EXIFOrientation {
         }
     }
 }
-
-/// A 2-D affine map x' = a·x + b·y + c, y' = d·x + e·y + f.
-struct Affine: Equatable {
-    var a = 1.0, b = 0.0, c = 0.0, d = 0.0, e = 1.0, f = 0.0
-
-    static let identity = Affine()
-
-    /// `other` after `self`.
-    func then(_ o: Affine) -> Affine {
-        Affine(a: o.a * a + o.b * d, b: o.a * b + o.b * e, c: o.a * c + o.b * f + o.c,
-               d: o.d * a + o.e * d, e: o.d * b + o.e * e, f: o.d * c + o.e * f + o.f)
-    }
-
-    var inverse: Affine {
-        let det = a * e - b * d
-        guard det != 0 else { return .identity }
-        let ia = e / det, ib = -b / det, id = -d / det, ie = a / det
-        return Affine(a: ia, b: ib, c: -(ia * c + ib * f), d: id, e: ie, f: -(id * c + ie * f))
-    }
-
-    /// Turning a `width`×`height` image clockwise by `quarterTurns` quarter turns.
-    static func rotation(quarterTurns: Int, width: Double, height: Double) -> Affine {
-        switch ((quarterTurns % 4) + 4) % 4 {
-        case 1: Affine(a: 0, b: -1, c: height, d: 1, e: 0, f: 0)
-        case 2: Affine(a: -1, b: 0, c: width, d: 0, e: -1, f: height)
-        case 3: Affine(a: 0, b: 1, c: 0, d: -1, e: 0, f: width)
-        default: .identity
-        }
-    }
-
-    static func mirror(width: Double) -> Affine { Affine(a: -1, b: 0, c: width, d: 0, e: 1, f: 0) }
-
-    var array: [Double] { [a, b, c, d, e, f].map { $0 == 0 ? 0 : $0 } }
-}

@@ -1,5 +1,5 @@
 import Foundation
-import Tesseract
+import Imaging
 
 /// Mends the brackets Tesseract misreads inside a word. Thin print's round bracket loses its curve
 /// and comes out as a brace (`Tax($}`, `Amount{$)`, `(867388-U}`): a word that opens with one kind

@@ -1,6 +1,6 @@
 import Testing
-@testable import QuireOCR
-@testable import Tesseract
+@testable import QuireRecognition
+import Imaging
 
 @Suite("Case spaces: words run together where a small letter meets a capital across a gap are split")
 struct CaseSpacesTests {

@@ -1,0 +1,126 @@
+import Foundation
+import Imaging
+import QuireRecognition
+import QuireSupport
+import QuireWire
+import Tesseract
+
+extension Recognizer {
+    /// One page read.
+    struct PageRead {
+        var page: OCRResult.Page
+        var steps: [OCRResult.Step]
+        var prepareSeconds: Double
+        var recognizeSeconds: Double
+    }
+
+    /// Prepares, reads and builds one page. Orientation is checked after reading, where it costs
+    /// nothing for upright pages: a page read with low confidence is shown to orientation detection,
+    /// and when it says the page is turned, it is turned and read again, and the better read is kept.
+    func readPage(_ bytes: [UInt8], header: Image.Header, number: Int, exif: Int, request: OCRRequest, mode: OCRRequest.Mode,
+                  outputs: Set<OCRRequest.Output>, engine: any TextRecognizer) throws(WireError) -> PageRead {
+        let t0 = Instant.now()
+        let prepared = try prepare(bytes, header: header, page: number - 1, exif: exif, request: request)
+        var steps = prepared.steps
+        var prepareSeconds = Instant.now().seconds(since: t0)
+        var recognizeSeconds = 0.0
+
+        let layout = layout(for: mode)
+        let symbols = request.symbols ?? true
+        func attempt(turns: Int, steps: inout [OCRResult.Step]) throws(WireError) -> (PreparedPage, RecognizedPage, [String: String], Double) {
+            let t1 = Instant.now()
+            let page = try preprocess(prepared, header: header, mode: mode, turns: turns, steps: &steps)
+            let t2 = Instant.now()
+            let recognized: RecognizedPage
+            do throws(RecognitionError) {
+                let read = try engine.read(page.image, layout: layout, symbols: symbols, choice: configuration.layoutChoice)
+                recognized = read.page
+                if let step = read.step { steps.append(step) }
+            } catch {
+                throw WireError(.engineFailure, error.message)
+            }
+            var renderings: [String: String] = [:]
+            if let tesseract = engine as? Engine {
+                for output in outputs where output != .result {
+                    if let rendering = Engine.Rendering(rawValue: output.rawValue) {
+                        renderings[output.rawValue] = Renderings.map(tesseract.render(rendering, pageNumber: number - 1), rendering,
+                                                                     toPage: page.toPage, size: page.size)
+                    }
+                }
+            }
+            prepareSeconds += t2.seconds(since: t1)
+            recognizeSeconds += Instant.now().seconds(since: t2)
+            return (page, recognized, renderings, recognized.meanWordConfidence)
+        }
+
+        // Asked for explicitly, orientation is detected before reading, and a confident answer is
+        // trusted (one read, not two).
+        var firstTurns = 0
+        if request.autoOrientation == true, let osd = orientationEngine() {
+            let started = Instant.now()
+            if let guess = osd.orientation(of: prepared.image), guess.rotation != 0, guess.confidence >= configuration.trustedOrientationConfidence {
+                firstTurns = guess.rotation / 90
+                steps.append(.init(step: "orientation", applied: true, parameters: [
+                    "rotation": Double(guess.rotation), "confidence": (guess.confidence * 100).rounded() / 100,
+                    "minConfidence": configuration.trustedOrientationConfidence, "ms": started.millisecondsSince,
+                ]))
+            }
+            engine.clear()
+            prepareSeconds += Instant.now().seconds(since: started)
+        }
+        var (page, recognized, renderings, confidence) = try attempt(turns: firstTurns, steps: &steps)
+        let detect = request.autoOrientation ?? (mode == .document && configuration.detectOrientation)
+        if detect, firstTurns == 0, confidence < configuration.orientationCheckBelow, let osd = orientationEngine() {
+            let started = Instant.now()
+            let guess = osd.orientation(of: page.image)
+            engine.clear()
+            let turns = (guess?.confidence ?? 0) >= configuration.orientationConfidence ? (guess?.rotation ?? 0) / 90 : 0
+            var parameters: [String: Double] = ["minConfidence": configuration.orientationConfidence, "readConfidence": (confidence * 100).rounded() / 100,
+                                                "ms": started.millisecondsSince]
+            if let guess { parameters["rotation"] = Double(guess.rotation); parameters["confidence"] = (guess.confidence * 100).rounded() / 100 }
+            prepareSeconds += Instant.now().seconds(since: started)
+            var applied = false
+            // OSD on small print often knows the page is sideways but not which way: when its turn
+            // reads no better, the opposite quarter turn is tried too.
+            var candidates = turns == 0 ? [] : [turns]
+            if turns % 2 == 1 { candidates.append(4 - turns) }
+            for candidate in candidates {
+                var turnedSteps: [OCRResult.Step] = []
+                let turned = try attempt(turns: candidate, steps: &turnedSteps)
+                parameters["turnedConfidence"] = (turned.3 * 100).rounded() / 100
+                // Kept only when clearly better: a wrong turn reads garbage with a similar confidence.
+                if turned.3 >= confidence + configuration.orientationGain {
+                    (page, recognized, renderings, confidence) = turned
+                    steps = prepared.steps + turnedSteps
+                    parameters["rotation"] = Double(candidate * 90)
+                    applied = true
+                    break
+                }
+            }
+            steps.append(.init(step: "orientation", applied: applied, parameters: parameters))
+        }
+        engine.clear()
+        if mode == .document {
+            steps += configuration.pageEdits.apply(to: &recognized, symbols: symbols)
+        }
+        let built = ResultBuilder.page(recognized, number: number, size: page.size, toPage: page.toPage, scale: prepared.scale,
+                                       quarterTurns: page.quarterTurns, mirrored: prepared.mirrored, deskewAngle: page.deskewAngle,
+                                       transform: page.toStored, renderings: renderings.isEmpty ? nil : renderings)
+        return PageRead(page: built, steps: steps, prepareSeconds: prepareSeconds, recognizeSeconds: recognizeSeconds)
+    }
+
+    /// The layout each mode asks of the engine: documents are ``Layout/auto`` (one block where the
+    /// page is one column, the full layout analysis elsewhere) unless the choice is switched off.
+    func layout(for mode: OCRRequest.Mode) -> Layout {
+        switch mode {
+        case .document: configuration.chooseLayout ? .auto : .page
+        case .text: .sparse
+        case .line: .singleLine
+        }
+    }
+}
+
+extension Instant {
+    /// Milliseconds from this instant to now, to a tenth.
+    var millisecondsSince: Double { (Instant.now().seconds(since: self) * 10_000).rounded() / 10 }
+}
