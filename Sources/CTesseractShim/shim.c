@@ -1,6 +1,7 @@
 // See include/CTesseractShim.h: Leptonica's pixWriteMem, interposed so that Tesseract's line images
-// skip a PNG round trip. Everything other than PNG, and every PNG write outside
-// `quire_raw_line_images(1)`, goes to Leptonica's own function unchanged.
+// skip a PNG round trip (and, at the end, the patched engine's AVX2 switch). Everything other than
+// PNG, and every PNG write outside `quire_raw_line_images(1)`, goes to Leptonica's own function
+// unchanged.
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdatomic.h>
@@ -40,4 +41,12 @@ int quire_raw_line_images_interposed(void) {
     // Which pixWriteMem would a shared library calling it get? The first one in the global scope.
     void *global = dlsym(RTLD_DEFAULT, "pixWriteMem");
     return global == (void *)&pixWriteMem;
+}
+
+// Tesseract 5.5 as scripts/build-tesseract patches it (0006) defines this switch; Debian's 5.3 does
+// not, and the weak reference is then null.
+extern int quire_tesseract_avx2_activations(int on) __attribute__((weak));
+
+int quire_avx2_activations(int on) {
+    return quire_tesseract_avx2_activations ? quire_tesseract_avx2_activations(on) : -1;
 }

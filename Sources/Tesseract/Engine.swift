@@ -82,6 +82,16 @@ public final class Engine: TextRecognizer, OrientationDetector {
     /// (tests compare the two).
     public var leftToRightWalk = true
 
+    /// Switches the patched engine's AVX2 activations on or off for every engine in the process: a
+    /// switch for tests, which compare them with the scalar loops that machines without AVX2 run.
+    /// Returns whether they run now (on, and the processor has AVX2), or nil when the linked Tesseract
+    /// has no such switch (Debian's 5.3, which has no AVX2 activations at all).
+    @discardableResult
+    public static func setAVX2Activations(_ on: Bool) -> Bool? {
+        let state = quire_avx2_activations(on ? 1 : 0)
+        return state < 0 ? nil : state == 1
+    }
+
     /// Whether the interposed `pixWriteMem` is the one Tesseract's calls reach (tests check it, so that
     /// a linker change that drops it is noticed).
     public static var lineImageShimBound: Bool { quire_raw_line_images_interposed() != 0 }

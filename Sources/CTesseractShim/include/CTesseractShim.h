@@ -20,4 +20,10 @@ unsigned long quire_raw_line_images_written(void);
 /// dynamic linker binds Tesseract's calls to it), for tests and `quire --version`.
 int quire_raw_line_images_interposed(void);
 
+/// Switches the patched Tesseract's AVX2 activations (scripts/tesseract-patches/0005, switch 0006)
+/// on (1, the default) or off (0) for the whole process, so that tests can compare them with the
+/// scalar loops machines without AVX2 take. Returns whether they run now (on, and the processor has
+/// AVX2), or -1 when the linked Tesseract has no such switch (Debian's 5.3).
+int quire_avx2_activations(int on);
+
 #endif
