@@ -1,5 +1,6 @@
 import Foundation
 import Imaging
+import QuireFormats
 import QuireRecognition
 import QuireSupport
 import QuireWire
@@ -27,7 +28,7 @@ extension Recognizer {
 
         let layout = layout(for: mode)
         let symbols = request.symbols ?? true
-        func attempt(turns: Int, steps: inout [OCRResult.Step]) throws(WireError) -> (PreparedPage, RecognizedPage, [String: String], Double) {
+        func attempt(turns: Int, steps: inout [OCRResult.Step]) throws(WireError) -> (PreparedPage, RecognizedPage, Double) {
             let t1 = Instant.now()
             let page = try preprocess(prepared, header: header, mode: mode, turns: turns, steps: &steps)
             let t2 = Instant.now()
@@ -39,18 +40,9 @@ extension Recognizer {
             } catch {
                 throw WireError(.engineFailure, error.message)
             }
-            var renderings: [String: String] = [:]
-            if let tesseract = engine as? Engine {
-                for output in outputs where output != .result {
-                    if let rendering = Engine.Rendering(rawValue: output.rawValue) {
-                        renderings[output.rawValue] = Renderings.map(tesseract.render(rendering, pageNumber: number - 1), rendering,
-                                                                     toPage: page.toPage, size: page.size)
-                    }
-                }
-            }
             prepareSeconds += t2.seconds(since: t1)
             recognizeSeconds += Instant.now().seconds(since: t2)
-            return (page, recognized, renderings, recognized.meanWordConfidence)
+            return (page, recognized, recognized.meanWordConfidence)
         }
 
         // Asked for explicitly, orientation is detected before reading, and a confident answer is
@@ -68,7 +60,7 @@ extension Recognizer {
             engine.clear()
             prepareSeconds += Instant.now().seconds(since: started)
         }
-        var (page, recognized, renderings, confidence) = try attempt(turns: firstTurns, steps: &steps)
+        var (page, recognized, confidence) = try attempt(turns: firstTurns, steps: &steps)
         let detect = request.autoOrientation ?? (mode == .document && configuration.detectOrientation)
         if detect, firstTurns == 0, confidence < configuration.orientationCheckBelow, let osd = orientationEngine() {
             let started = Instant.now()
@@ -87,10 +79,10 @@ extension Recognizer {
             for candidate in candidates {
                 var turnedSteps: [OCRResult.Step] = []
                 let turned = try attempt(turns: candidate, steps: &turnedSteps)
-                parameters["turnedConfidence"] = (turned.3 * 100).rounded() / 100
+                parameters["turnedConfidence"] = (turned.2 * 100).rounded() / 100
                 // Kept only when clearly better: a wrong turn reads garbage with a similar confidence.
-                if turned.3 >= confidence + configuration.orientationGain {
-                    (page, recognized, renderings, confidence) = turned
+                if turned.2 >= confidence + configuration.orientationGain {
+                    (page, recognized, confidence) = turned
                     steps = prepared.steps + turnedSteps
                     parameters["rotation"] = Double(candidate * 90)
                     applied = true
@@ -103,10 +95,27 @@ extension Recognizer {
         if mode == .document {
             steps += configuration.pageEdits.apply(to: &recognized, symbols: symbols)
         }
-        let built = ResultBuilder.page(recognized, number: number, size: page.size, toPage: page.toPage, scale: prepared.scale,
+        var built = ResultBuilder.page(recognized, number: number, size: page.size, toPage: page.toPage, scale: prepared.scale,
                                        quarterTurns: page.quarterTurns, mirrored: prepared.mirrored, deskewAngle: page.deskewAngle,
-                                       transform: page.toStored, renderings: renderings.isEmpty ? nil : renderings)
+                                       transform: page.toStored, renderings: nil)
+        built.renderings = Self.renderings(of: built, outputs)
         return PageRead(page: built, steps: steps, prepareSeconds: prepareSeconds, recognizeSeconds: recognizeSeconds)
+    }
+
+    /// The text outputs asked for, rendered from the page's own result (its boxes are already those of
+    /// the upright uploaded page): the whole file's document wrappers are the client's (`HOCR.document`).
+    static func renderings(of page: OCRResult.Page, _ outputs: Set<OCRRequest.Output>) -> [String: String]? {
+        var renderings: [String: String] = [:]
+        for output in outputs {
+            switch output {
+            case .text: renderings[output.rawValue] = page.text
+            case .hocr: renderings[output.rawValue] = HOCR.page(page)
+            case .alto: renderings[output.rawValue] = ALTO.page(page)
+            case .tsv: renderings[output.rawValue] = TSV.page(page)
+            case .result, .pdf: break
+            }
+        }
+        return renderings.isEmpty ? nil : renderings
     }
 
     /// The layout each mode asks of the engine: documents are ``Layout/auto`` (one block where the

@@ -168,7 +168,7 @@ public struct OCRResult: Codable, Sendable, Equatable {
         @NullWhenAbsent public var confidence: Double?
         public var languages: [String]
         public var blocks: [Block]
-        /// Tesseract's renderings of this page when requested: `text`, `hocr`, `alto`, `tsv`.
+        /// This page rendered from its result when requested (`text`, `hocr`, `alto`, `tsv`; QuireFormats).
         public var renderings: [String: String]?
 
         public init(pageNumber: Int, width: Int, height: Int, unit: String, rotation: Int, mirrored: Bool, deskewAngle: Double, transform: [Double],

@@ -229,22 +229,6 @@ public final class Engine: TextRecognizer, OrientationDetector {
         return e.text.trimmingWhitespace.isEmpty && e.children.isEmpty ? nil : e
     }
 
-    /// Renders the last recognised page in one of Tesseract's formats.
-    public enum Rendering: String, Sendable { case text, hocr, alto, tsv }
-
-    public func render(_ rendering: Rendering, pageNumber: Int) -> String {
-        let raw: UnsafeMutablePointer<CChar>?
-        switch rendering {
-        case .text: raw = TessBaseAPIGetUTF8Text(handle)
-        case .hocr: raw = TessBaseAPIGetHOCRText(handle, Int32(pageNumber))
-        case .alto: raw = TessBaseAPIGetAltoText(handle, Int32(pageNumber))
-        case .tsv: raw = TessBaseAPIGetTsvText(handle, Int32(pageNumber))
-        }
-        guard let raw else { return "" }
-        defer { TessDeleteText(raw) }
-        return String(cString: raw)
-    }
-
     /// Orientation and script detection. Needs `osd` among the loaded languages; nil when Tesseract
     /// cannot tell (too little text) or OSD is not loaded.
     public func orientation(of image: Image) -> OrientationGuess? {

@@ -199,18 +199,10 @@ enum JobCommands {
                 printOut(String(decoding: first, as: UTF8.self))
                 return 0
             }
-            guard let result = try? JSONDecoder().decode(OCRResult.self, from: Data(first)) else {
-                printError("\(command): job \(id): the result is not an OCR result; use --format json")
-                return 1
-            }
-            if ResultFormat(rawValue: format) == nil, format != "pdf", result.pages.contains(where: { $0.renderings?[format] == nil }) {
-                // Plain text is always in the result; the other renderings only when asked for.
-                if format == "text" {
-                    FileHandle.standardOutput.write(Data(result.text.utf8))
-                    if !result.text.hasSuffix("\n") { printOut("") }
-                    return 0
-                }
-                printError("\(command): job \(id) has no \(format) rendering: submit it with --format \(format)")
+            // The text documents (text, hOCR, ALTO, TSV) are rendered from the result itself; the PDF
+            // only exists when the job asked the worker for it.
+            if format == "pdf", frames.count < 2 {
+                printError("\(command): job \(id) has no PDF: submit it with --format pdf")
                 return 1
             }
             return RecognizeCommand.output(.success(first), name: id, format: format, many: false, attachments: Array(frames.dropFirst())) ? 0 : 1

@@ -156,7 +156,8 @@ enum OCRRequestOptions {
         if try invocation.value(autoOrientation, or: false) { request.autoOrientation = true }
         request.pages = try invocation.value(pages)
         request.dpi = try invocation.value(dpi)
-        if format != "json", let output = OCRRequest.Output(rawValue: format) { request.outputs = [output] }
+        // The text documents are rendered here from the result; only the PDF is the worker's to make.
+        if format == "pdf" { request.outputs = [.pdf] }
         return (request, format)
     }
 }
@@ -276,56 +277,20 @@ enum RecognizeCommand {
             if format == "pdf" { return writePDF(result, attachments: attachments, name: name) }
             if let shape = ResultFormat(rawValue: format) { return printShape(shape, result, name: name, many: many) }
             if many { printOut("==> \(name) <==") }
-            let pages = result.pages.map { $0.renderings?[format] ?? "" }.joined()
-            FileHandle.standardOutput.write(Data(document(format, pages, name: name, engine: result.metadata.engine).utf8))
+            FileHandle.standardOutput.write(Data((document(format, result, name: name) ?? "").utf8))
             return true
         }
     }
 
-    /// The worker returns each page's fragment; a file on standard output is a whole document, as
-    /// the tesseract CLI writes it (TSV header line, hOCR html, ALTO root).
-    static func document(_ format: String, _ pages: String, name: String, engine: String) -> String {
-        let escaped = name.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    /// A result as one of the text documents a file on standard output is, as the tesseract CLI
+    /// writes them (the TSV header line, hOCR's html, ALTO's root), rendered from the result itself.
+    static func document(_ format: String, _ result: OCRResult, name: String) -> String? {
         switch format {
-        case "tsv":
-            return "level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext\n" + pages
-        case "hocr":
-            return """
-                <?xml version="1.0" encoding="UTF-8"?>
-                <!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Transitional//EN" "http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd">
-                <html xmlns="http://www.w3.org/1999/xhtml" xml:lang="en" lang="en">
-                 <head>
-                  <title>\(escaped)</title>
-                  <meta http-equiv="Content-Type" content="text/html;charset=utf-8"/>
-                  <meta name='ocr-system' content='\(engine)' />
-                  <meta name='ocr-capabilities' content='ocr_page ocr_carea ocr_par ocr_line ocrx_word ocrp_wconf'/>
-                 </head>
-                 <body>
-
-                """ + pages + " </body>\n</html>\n"
-        case "alto":
-            return """
-                <?xml version="1.0" encoding="UTF-8"?>
-                <alto xmlns="http://www.loc.gov/standards/alto/ns-v3#" xmlns:xlink="http://www.w3.org/1999/xlink" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://www.loc.gov/standards/alto/ns-v3# http://www.loc.gov/alto/v3/alto-3-0.xsd">
-                \t<Description>
-                \t\t<MeasurementUnit>pixel</MeasurementUnit>
-                \t\t<sourceImageInformation>
-                \t\t\t<fileName>\(escaped)</fileName>
-                \t\t</sourceImageInformation>
-                \t\t<OCRProcessing ID="OCR_0">
-                \t\t\t<ocrProcessingStep>
-                \t\t\t\t<processingSoftware>
-                \t\t\t\t\t<softwareName>\(engine)</softwareName>
-                \t\t\t\t</processingSoftware>
-                \t\t\t</ocrProcessingStep>
-                \t\t</OCRProcessing>
-                \t</Description>
-                \t<Layout>
-
-                """ + pages + "\t</Layout>\n</alto>\n"
-        default:
-            return pages
+        case "text": result.pages.map { $0.text.isEmpty || $0.text.hasSuffix("\n") ? $0.text : $0.text + "\n" }.joined()
+        case "tsv": TSV.document(result)
+        case "hocr": HOCR.document(result, imageName: name)
+        case "alto": ALTO.document(result, imageName: name)
+        default: nil
         }
     }
 
