@@ -20,27 +20,11 @@ public enum EXIFOrientation {
     }
 
     static func tiffOrientation(_ t: [UInt8]) -> Int? {
-        guard t.count >= 8 else { return nil }
-        let little: Bool
-        switch (t[0], t[1]) {
-        case (0x49, 0x49): little = true
-        case (0x4D, 0x4D): little = false
-        default: return nil
-        }
-        func u16(_ o: Int) -> Int? {
-            guard o >= 0, o + 2 <= t.count else { return nil }
-            return little ? Int(t[o]) | Int(t[o + 1]) << 8 : Int(t[o]) << 8 | Int(t[o + 1])
-        }
-        func u32(_ o: Int) -> Int? {
-            guard o >= 0, o + 4 <= t.count else { return nil }
-            let b = t[o..<o + 4].map(Int.init)
-            return little ? b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24 : b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3]
-        }
-        guard let ifd = u32(4), let count = u16(ifd), count < 1_000 else { return nil }
+        guard let tiff = TIFFBytes(t[...]), let ifd = tiff.u32(4), let count = tiff.u16(ifd), count < 1_000 else { return nil }
         for i in 0..<count {
             let entry = ifd + 2 + i * 12
-            guard let tag = u16(entry) else { return nil }
-            if tag == 0x0112, let value = u16(entry + 8), (1...8).contains(value) { return value }
+            guard let tag = tiff.u16(entry) else { return nil }
+            if tag == 0x0112, let value = tiff.u16(entry + 8), (1...8).contains(value) { return value }
         }
         return nil
     }

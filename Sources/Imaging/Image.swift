@@ -184,24 +184,14 @@ public final class Image {
 
     /// Counts TIFF pages by walking the IFD chain in the bytes (bounded, no decoding).
     static func tiffPageCount(_ bytes: [UInt8]) -> Int {
-        guard bytes.count >= 8 else { return 0 }
-        let little = bytes[0] == 0x49
-        func u16(_ o: Int) -> Int? {
-            guard o >= 0, o + 2 <= bytes.count else { return nil }
-            return little ? Int(bytes[o]) | Int(bytes[o + 1]) << 8 : Int(bytes[o]) << 8 | Int(bytes[o + 1])
-        }
-        func u32(_ o: Int) -> Int? {
-            guard o >= 0, o + 4 <= bytes.count else { return nil }
-            let b = bytes[o..<o + 4].map(Int.init)
-            return little ? b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24 : b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3]
-        }
-        var offset = u32(4) ?? 0
+        guard let tiff = TIFFBytes(bytes[...]) else { return 0 }
+        var offset = tiff.u32(4) ?? 0
         var count = 0
         var seen = Set<Int>()
-        while offset > 0, count < 100_000, !seen.contains(offset), let entries = u16(offset) {
+        while offset > 0, count < 100_000, !seen.contains(offset), let entries = tiff.u16(offset) {
             seen.insert(offset)
             count += 1
-            offset = u32(offset + 2 + entries * 12) ?? 0
+            offset = tiff.u32(offset + 2 + entries * 12) ?? 0
         }
         return count
     }

@@ -343,15 +343,7 @@ def document_page(seed=1, columns=2, width=1650, height=2100, size=34, title="No
     per_column = (height - margin - top) // leading
     for c in range(columns):
         x0 = margin + c * (col_width + gutter)
-        for i, ln in enumerate(lines[c * per_column:(c + 1) * per_column]):
-            yy = top + i * leading
-            x = x0
-            for word in ln:
-                box = draw.textbbox((x, yy), word, font=f)
-                draw.text((x, yy), word, font=f, fill=20)
-                drawn.words.append(DrawnWord(word, box, line_no))
-                x += draw.textlength(word + " ", font=f)
-            line_no += 1
+        line_no, _ = _paragraph(draw, drawn, lines[c * per_column:(c + 1) * per_column], x0, top, f, leading, line_no)
     return drawn
 
 
