@@ -8,6 +8,10 @@ import Foundation
 /// - order-independent word error: the words as bags, case-folded (SROIE's annotations are upper
 ///   case, and their line order is not reading order), `max(missing, extra) / truth words`, which is
 ///   `(S + D + I) / N` when a missing and an extra word pair up as one substitution;
+/// - bag error, the datasets' own measure (receipts-dev, photos-dev): the tokens as case-folded bags,
+///   `(truth tokens not matched + tokens read not matched) / truth tokens`; a token is a white-space
+///   separated word, except that Chinese and Japanese characters are a token each (those scripts do
+///   not space their words, and engines space them differently);
 /// - key fields (receipts): whether each value of NAME.key.json (`date`, `total`) appears in the text,
 ///   white space ignored, case-folded.
 public enum Accuracy {
@@ -30,6 +34,47 @@ public enum Accuracy {
         let missing = bag.values.reduce(0, +)
         guard !truthWords.isEmpty else { return (extra == 0 ? 0 : 1, 0, extra, 0) }
         return (Double(max(missing, extra)) / Double(truthWords.count), missing, extra, truthWords.count)
+    }
+
+    /// Bag error, 0… (see the type's summary): unlike ``wordError(truth:text:)``, a misread word
+    /// counts twice (missing and extra), and extra words count in full.
+    public static func bagError(truth: String, text: String) -> (error: Double, missing: Int, extra: Int, tokens: Int) {
+        var bag: [String: Int] = [:]
+        let truthTokens = tokens(truth)
+        for token in truthTokens { bag[token, default: 0] += 1 }
+        var extra = 0
+        for token in tokens(text) {
+            if let n = bag[token], n > 0 { bag[token] = n - 1 } else { extra += 1 }
+        }
+        let missing = bag.values.reduce(0, +)
+        guard !truthTokens.isEmpty else { return (extra == 0 ? 0 : 1, 0, extra, 0) }
+        return (Double(missing + extra) / Double(truthTokens.count), missing, extra, truthTokens.count)
+    }
+
+    /// Case-folded white-space separated words, with each Chinese or Japanese character a token of its own.
+    static func tokens(_ text: String) -> [String] {
+        var out: [String] = []
+        for word in words(text) {
+            var run = String.UnicodeScalarView()
+            for scalar in word.unicodeScalars {
+                if isCJK(scalar) {
+                    if !run.isEmpty { out.append(String(run)); run = String.UnicodeScalarView() }
+                    out.append(String(scalar))
+                } else {
+                    run.append(scalar)
+                }
+            }
+            if !run.isEmpty { out.append(String(run)) }
+        }
+        return out
+    }
+
+    /// Han ideographs, kana, CJK punctuation and full-width forms (`：`), which the datasets count one by one.
+    static func isCJK(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x3000...0x30FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xF900...0xFAFF, 0xFF00...0xFFEF, 0x20000...0x2FA1F: true
+        default: false
+        }
     }
 
     /// Whether `value` appears in `text`, white space ignored and case-folded.
