@@ -115,6 +115,33 @@ public enum Accuracy {
     }
 }
 
+/// One image's scores from one way of reading it (fractions, not percent).
+struct ImageAccuracy: Sendable, Equatable {
+    var cer: Double
+    var wordError: Double
+    var bagError: Double
+    /// Whether NAME.key.json's `date` (`total`) appears in the text; nil when it has none.
+    var dateFound: Bool?
+    var totalFound: Bool?
+
+    init(cer: Double, wordError: Double, bagError: Double, dateFound: Bool? = nil, totalFound: Bool? = nil) {
+        self.cer = cer
+        self.wordError = wordError
+        self.bagError = bagError
+        self.dateFound = dateFound
+        self.totalFound = totalFound
+    }
+
+    /// Scores `text` against the truth and the key fields (`date`, `total`).
+    init(truth: String, keyFields: [String: String], text: String) {
+        cer = Accuracy.characterErrorRate(truth: truth, text: text)
+        wordError = Accuracy.wordError(truth: truth, text: text).error
+        bagError = Accuracy.bagError(truth: truth, text: text).error
+        dateFound = keyFields["date"].map { Accuracy.contains(text, value: $0) }
+        totalFound = keyFields["total"].map { Accuracy.contains(text, value: $0) }
+    }
+}
+
 /// The scores of one way of reading over a group of images (means over the images).
 public struct AccuracyScore: Sendable, Codable, Equatable {
     public var images: Int
@@ -122,33 +149,59 @@ public struct AccuracyScore: Sendable, Codable, Equatable {
     public var cerPercent: Double
     /// Order-independent word error, percent.
     public var wordErrorPercent: Double
+    /// Bag error (the datasets' measure), percent.
+    public var bagErrorPercent: Double
     /// Images with key fields, and the share of those where each field was found, percent.
     public var keyFieldImages: Int
     public var datePercent: Double?
     public var totalPercent: Double?
 
-    /// Scores `texts` (by image index) against the images' truths; nil when none has a truth.
-    static func score(_ texts: [Int: String], images: [OCRBenchmark.BenchImage], indices: [Int]) -> AccuracyScore? {
-        var cer: [Double] = [], wer: [Double] = [], dates: [Bool] = [], totals: [Bool] = []
-        for index in indices {
-            guard let truth = images[index].truthText else { continue }
-            let text = texts[index] ?? ""
-            cer.append(Accuracy.characterErrorRate(truth: truth, text: text))
-            wer.append(Accuracy.wordError(truth: truth, text: text).error)
-            if let date = images[index].keyFields["date"] { dates.append(Accuracy.contains(text, value: date)) }
-            if let total = images[index].keyFields["total"] { totals.append(Accuracy.contains(text, value: total)) }
-        }
-        guard !cer.isEmpty else { return nil }
+    /// The means of `scores` (one per image); nil when there are none.
+    static func pooled(_ scores: [ImageAccuracy]) -> AccuracyScore? {
+        guard !scores.isEmpty else { return nil }
         func mean(_ v: [Double]) -> Double { (v.reduce(0, +) / Double(v.count) * 1_000).rounded() / 10 }
         func share(_ v: [Bool]) -> Double? { v.isEmpty ? nil : (Double(v.filter { $0 }.count) / Double(v.count) * 1_000).rounded() / 10 }
-        return AccuracyScore(images: cer.count, cerPercent: mean(cer), wordErrorPercent: mean(wer),
-                             keyFieldImages: max(dates.count, totals.count), datePercent: share(dates), totalPercent: share(totals))
+        let dates = scores.compactMap(\.dateFound), totals = scores.compactMap(\.totalFound)
+        return AccuracyScore(images: scores.count, cerPercent: mean(scores.map(\.cer)), wordErrorPercent: mean(scores.map(\.wordError)),
+                             bagErrorPercent: mean(scores.map(\.bagError)), keyFieldImages: max(dates.count, totals.count),
+                             datePercent: share(dates), totalPercent: share(totals))
     }
 }
 
-/// The accuracy of Quire and the CLI on one group of images (a subfolder, or the manifest's group).
+/// The accuracy of Quire and the CLI on some of a set's images: all of them, one group (a subfolder,
+/// or the manifest's group) or one half.
 public struct OCRAccuracyRow: Sendable, Codable, Equatable {
+    /// `all` (pooled over the set; named by its group when it has only one), `group`, or `half`.
+    public enum Scope: String, Sendable, Codable { case all, group, half }
+
+    /// The group's name, `half A` or `half B`, or `all`.
     public var group: String
+    public var scope: Scope
     public var quire: AccuracyScore?
     public var cli: AccuracyScore?
+
+    public init(group: String, scope: Scope, quire: AccuracyScore?, cli: AccuracyScore?) {
+        self.group = group
+        self.scope = scope
+        self.quire = quire
+        self.cli = cli
+    }
+
+    /// The rows for one set: pooled first, then each group (when there is more than one, in the
+    /// order they first appear), then half A and half B. `groups[i]` and `halves[i]` label image `i`;
+    /// `quire` and `cli` hold the scores of the images with a truth, by the same index.
+    static func rows(groups: [String], halves: [Half], quire: [Int: ImageAccuracy], cli: [Int: ImageAccuracy]?) -> [OCRAccuracyRow] {
+        var names: [String] = []
+        for group in groups where !names.contains(group) { names.append(group) }
+        var selections: [(String, Scope, [Int])] = [(names.count == 1 && !names[0].isEmpty ? names[0] : "all", .all, Array(groups.indices))]
+        if names.count > 1 {
+            selections += names.map { name in (name.isEmpty ? "(none)" : name, .group, groups.indices.filter { groups[$0] == name }) }
+        }
+        selections += Half.allCases.map { half in ("half \(half.rawValue)", .half, halves.indices.filter { halves[$0] == half }) }
+        return selections.compactMap { name, scope, indices in
+            let q = AccuracyScore.pooled(indices.compactMap { quire[$0] })
+            let c = cli.flatMap { scores in AccuracyScore.pooled(indices.compactMap { scores[$0] }) }
+            return q == nil && c == nil ? nil : OCRAccuracyRow(group: name, scope: scope, quire: q, cli: c)
+        }
+    }
 }

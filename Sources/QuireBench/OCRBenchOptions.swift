@@ -17,15 +17,16 @@ import Glibc
 
 /// What `quire bench ocr` runs, with every default in one place.
 public struct OCRBenchOptions: Sendable, Equatable {
-    /// The folder of images.
-    public var directory: String
-    /// Look into subfolders too; only the top level when false.
+    /// The folders of images, one set each, named by the folder's last path component.
+    public var directories: [String]
+    /// Look into subfolders too; only the top level when false (a folder with a manifest reads what it lists).
     public var recursive = true
     /// OCR worker threads, `tesseract` processes at a time and raw engine threads alike.
     public var workers = 2
     /// Measured passes over the images (each run: Quire under load, one in flight, CLI, raw engine).
     public var repeats = 1
     /// Languages as given (BCP-47 or Tesseract names); resolved to installed packs for all three.
+    /// For the images of folders without a manifest, and for manifest rows without `lang`.
     public var languages: [String] = ["eng"]
     /// The page segmentation, the same for all three.
     public var mode: OCRRequest.Mode = .document
@@ -48,11 +49,27 @@ public struct OCRBenchOptions: Sendable, Equatable {
     /// warm-ups fail past it.
     public var phaseTimeout: Milliseconds = 1_800_000
 
-    public init(directory: String) { self.directory = directory }
+    public init(directories: [String]) { self.directories = directories }
 
-    /// `line` for a folder named `lines`, else `document`.
-    public static func defaultMode(for directory: String) -> OCRRequest.Mode {
-        URL(fileURLWithPath: directory).standardizedFileURL.lastPathComponent == "lines" ? .line : .document
+    /// `line` when every folder is named `lines`, else `document` (one mode for all sets).
+    public static func defaultMode(for directories: [String]) -> OCRRequest.Mode {
+        !directories.isEmpty && directories.allSatisfy { setName(of: $0) == "lines" } ? .line : .document
+    }
+
+    /// A folder's set name: its last path component (`/data/receipts-dev/` → `receipts-dev`).
+    public static func setName(of directory: String) -> String {
+        URL(fileURLWithPath: directory).standardizedFileURL.lastPathComponent
+    }
+
+    /// The sets' names, one per folder, in order: a name that repeats gets ` (2)`, ` (3)`, … after it.
+    public static func setNames(_ directories: [String]) -> [String] {
+        var used: [String: Int] = [:]
+        return directories.map { directory in
+            let name = setName(of: directory)
+            let count = (used[name] ?? 0) + 1
+            used[name] = count
+            return count == 1 ? name : "\(name) (\(count))"
+        }
     }
 
     /// Tesseract's `--psm` for a mode, as the worker maps it.

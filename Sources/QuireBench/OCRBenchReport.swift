@@ -71,6 +71,9 @@ public struct OCRBenchBreakdown: Sendable, Codable, Equatable {
 
 /// A file that was left out, or an image that failed in one run.
 public struct OCRBenchProblem: Sendable, Codable, Equatable {
+    /// The set (folder) it belongs to.
+    public var set: String
+    /// The path relative to the set's folder (or `manifest.tsv:LINE` for a row that could not be used).
     public var file: String
     /// `scan` (left out before measuring), `quire`, `quire-latency`, `cli`, `raw`.
     public var phase: String
@@ -101,19 +104,137 @@ public struct OCRBenchSlowImage: Sendable, Codable, Equatable {
     }
 }
 
-/// Everything `quire bench ocr` measured.
-public struct OCRBenchReport: Sendable, Codable, Equatable {
-    public var machine: MachineInfo
+/// An image whose Quire CER is more than 1 point above the CLI's in the same run: where Quire's
+/// reading order (or reading) is worse than the bare engine's.
+public struct OCRBenchWorseImage: Sendable, Codable, Equatable {
+    public var file: String
+    public var set: String
+    public var quireCERPercent: Double
+    public var cliCERPercent: Double
+
+    /// Quire's CER minus the CLI's, in points.
+    public var differencePoints: Double { ((quireCERPercent - cliCERPercent) * 100).rounded() / 100 }
+
+    /// The images of `scores` (with their sets) whose Quire CER exceeds the CLI's by more than
+    /// `margin` points, the largest difference first (then by set and file).
+    static func find(_ scores: [(set: String, score: OCRBenchImageScore)], margin: Double = 1) -> [OCRBenchWorseImage] {
+        scores.compactMap { set, score -> (OCRBenchWorseImage, Double)? in
+            guard let q = score.quire?.cerPercent, let c = score.cli?.cerPercent, q - c > margin + 1e-9 else { return nil }
+            return (OCRBenchWorseImage(file: score.file, set: set, quireCERPercent: q, cliCERPercent: c), q - c)
+        }
+        .sorted { ($0.1, $1.0.set, $1.0.file) > ($1.1, $0.0.set, $0.0.file) }
+        .map(\.0)
+    }
+}
+
+/// One image's scores, Quire's and the CLI's: to see which pages a change helps or hurts.
+public struct OCRBenchImageScore: Sendable, Codable, Equatable {
+    /// Percent, to two decimals (the pooled figures are means of the unrounded values).
+    public struct Scores: Sendable, Codable, Equatable {
+        public var cerPercent: Double
+        public var wordErrorPercent: Double
+        public var bagErrorPercent: Double
+        public var dateFound: Bool?
+        public var totalFound: Bool?
+
+        init(cerPercent: Double, wordErrorPercent: Double, bagErrorPercent: Double, dateFound: Bool? = nil, totalFound: Bool? = nil) {
+            self.cerPercent = cerPercent
+            self.wordErrorPercent = wordErrorPercent
+            self.bagErrorPercent = bagErrorPercent
+            self.dateFound = dateFound
+            self.totalFound = totalFound
+        }
+
+        init(_ accuracy: ImageAccuracy) {
+            func percent(_ v: Double) -> Double { (v * 10_000).rounded() / 100 }
+            self.init(cerPercent: percent(accuracy.cer), wordErrorPercent: percent(accuracy.wordError),
+                      bagErrorPercent: percent(accuracy.bagError), dateFound: accuracy.dateFound, totalFound: accuracy.totalFound)
+        }
+    }
+
+    public var file: String
+    public var group: String
+    public var half: Half
+    /// The Tesseract packs it was read with, `+`-joined.
+    public var languages: String
+    public var quire: Scores?
+    /// Nil when the CLI did not run.
+    public var cli: Scores?
+}
+
+/// One folder's figures: its speed table, its accuracy table and what was left out.
+public struct OCRBenchSet: Sendable, Codable, Equatable {
+    /// The folder's last path component.
+    public var name: String
     public var directory: String
+    /// Whether the folder's manifest.tsv chose the images (and their languages and groups).
+    public var manifest: Bool
     /// Images measured (after leaving out the ones that cannot be read) and their total size.
     public var images: Int
     public var imageBytes: Int
     /// Formats and the largest size among them, such as `png` / `2480×3508`.
     public var formats: [String]
     public var largestPixels: String
+    /// Images per language set (`eng`, `chi_sim+eng`).
+    public var languages: [String: Int]
+    public var rows: [OCRBenchRow]
+    public var breakdown: OCRBenchBreakdown?
+    /// Passes during which other processes were busy while this set was read (1-based), and the
+    /// passes its figures come from (the quiet ones, or all when none was).
+    public var noisyPasses: [Int]
+    public var passesUsed: Int
+    /// The factors the worker's scaling policy read the images at (Quire and the raw engine read the
+    /// same way; the CLI reads every image at its own size): smallest, median, largest; from the
+    /// raw engine's results.
+    public var recognitionScales: [Double]
+    /// Accuracy against NAME.gt.txt (and NAME.key.json) of Quire (its one-in-flight replies) and the
+    /// CLI: pooled, per group when there is more than one, then half A and half B.
+    public var accuracy: [OCRAccuracyRow]
+    /// Images Quire read more than 20% slower than the CLI (nil: the CLI did not run).
+    public var slowerThanCLI: [OCRBenchSlowImage]?
+    /// How many of its images Quire read with a CER more than 1 point above the CLI's (nil: the CLI did not run).
+    public var worseThanCLI: Int?
+    /// Each image with a truth, scored.
+    public var scores: [OCRBenchImageScore]
+    /// Files left out before measuring and images that failed in a run (at most 50 of those).
+    public var problems: [OCRBenchProblem]
+    /// Without a manifest: files in the folder that are not images (skipped without a word).
+    public var nonImageFiles: Int
+    /// With a manifest: image files in the folder that it does not list.
+    public var unlistedImageFiles: Int
+
+    /// The pooled accuracy row.
+    var pooled: OCRAccuracyRow? { accuracy.first { $0.scope == .all } }
+    var hasKeyFields: Bool { accuracy.contains { ($0.quire?.keyFieldImages ?? 0) > 0 || ($0.cli?.keyFieldImages ?? 0) > 0 } }
+}
+
+/// One set in the summary at the top of the report.
+public struct OCRBenchSetSummary: Sendable, Codable, Equatable {
+    public var set: String
+    public var images: Int
+    /// Quire's images/s under load over the CLI's (median of the passes' ratios).
+    public var quireVsCLI: Double?
+    /// The pooled accuracy of each.
+    public var quire: AccuracyScore?
+    public var cli: AccuracyScore?
+    public var worseThanCLI: Int?
+
+    public init(_ set: OCRBenchSet) {
+        self.set = set.name
+        images = set.images
+        quireVsCLI = set.rows.first { $0.name == "Quire" }?.vsCLI
+        quire = set.pooled?.quire
+        cli = set.pooled?.cli
+        worseThanCLI = set.worseThanCLI
+    }
+}
+
+/// Everything `quire bench ocr` measured.
+public struct OCRBenchReport: Sendable, Codable, Equatable {
+    public var machine: MachineInfo
     public var mode: String
     public var psm: Int
-    /// Tesseract packs, `+`-joined.
+    /// `--languages` as Tesseract packs, `+`-joined: for folders without a manifest and rows without `lang`.
     public var languages: String
     public var workers: Int
     public var inFlight: Int
@@ -123,40 +244,88 @@ public struct OCRBenchReport: Sendable, Codable, Equatable {
     public var cli: String
     /// OMP_THREAD_LIMIT in this process (the in-process engines); the CLI always gets 1.
     public var ompThreadLimit: String
-    public var rows: [OCRBenchRow]
-    public var breakdown: OCRBenchBreakdown?
-    /// Passes measured; those during which other processes were busy (1-based); passes the figures
-    /// come from (the quiet ones, or all when none was).
+    /// Passes measured.
     public var passes: Int
-    public var noisyPasses: [Int]
-    public var passesUsed: Int
-    /// The factors the worker's scaling policy read the images at (Quire and the raw engine read the
-    /// same way; the CLI reads every image at its own size): smallest, median, largest; from the
-    /// raw engine's results.
-    public var recognitionScales: [Double]
     /// `--no-scaling`: the policy was switched off, every image read at its own size.
     public var scalingDisabled: Bool
-    /// Accuracy against NAME.gt.txt (and NAME.key.json) of Quire (its one-in-flight replies) and the
-    /// CLI: all images first ("all"), then per group when there is more than one.
-    public var accuracy: [OCRAccuracyRow] = []
-    /// Images Quire read more than 20% slower than the CLI (nil: the CLI did not run).
-    public var slowerThanCLI: [OCRBenchSlowImage]? = nil
-    /// Files left out before measuring and images that failed in a run (at most 50).
-    public var problems: [OCRBenchProblem]
-    /// Files in the folder that are not images (skipped without a word).
-    public var nonImageFiles: Int
+    /// One line per set.
+    public var summary: [OCRBenchSetSummary]
+    public var sets: [OCRBenchSet]
+    /// Every image Quire read with a CER more than 1 point above the CLI's, the largest difference
+    /// first (nil: the CLI did not run).
+    public var worseThanCLI: [OCRBenchWorseImage]?
     /// 1-minute load average before and after: other processes compete for the same cores.
     public var loadAverageBefore: Double
     public var loadAverageAfter: Double
 
-    /// A Markdown table with the setup and the machine underneath, ready for the README.
+    /// Markdown for the docs: with several sets a summary first, then each set's speed and accuracy
+    /// tables, the pages read worse than the CLI, and the setup and the machine underneath.
     public func markdown() -> String {
+        var lines: [String] = []
+        let several = sets.count > 1
+        if several {
+            lines += summaryTable()
+            lines.append("")
+        }
+        for set in sets {
+            if several {
+                lines.append("**\(set.name)**")
+                lines.append("")
+            }
+            lines += speedTable(set)
+            if !set.accuracy.isEmpty {
+                lines.append("")
+                lines += accuracyTable(set)
+            }
+            lines.append("")
+            lines += notes(set)
+            if several { lines.append("") }
+        }
+        if !several { lines.append("") }
+        if let worse = worseThanCLI {
+            lines += worseLines(worse)
+            lines.append("")
+        }
+        lines += setupLines()
+        lines.append("")
+        lines += footnotes()
+        return lines.joined(separator: "\n")
+    }
+
+    /// The report as one JSON object (snake_case keys).
+    public func json() -> String { benchJSON(self) }
+
+    // MARK: - The parts
+
+    func summaryTable() -> [String] {
+        let keys = sets.contains(where: \.hasKeyFields)
         var lines = [
-            "| \(images) image\(images == 1 ? "" : "s"), \(workers) worker\(workers == 1 ? "" : "s") | images/s | vs CLI | vs raw "
+            "| set | images | Quire vs CLI | CER Quire / CLI | word error Quire / CLI | bag error Quire / CLI |"
+                + (keys ? " date found Quire / CLI | total found Quire / CLI |" : "") + " worse than CLI |",
+            "|---|---:|---:|---:|---:|---:|" + (keys ? "---:|---:|" : "") + "---:|",
+        ]
+        for row in summary {
+            let set = sets.first { $0.name == row.set }
+            var cells = [row.set, String(row.images), row.quireVsCLI.map { twoDecimals($0) + "×" } ?? "–",
+                         pair(row.quire?.cerPercent, row.cli?.cerPercent), pair(row.quire?.wordErrorPercent, row.cli?.wordErrorPercent),
+                         pair(row.quire?.bagErrorPercent, row.cli?.bagErrorPercent)]
+            if keys {
+                let has = set?.hasKeyFields ?? false
+                cells += has ? [pair(row.quire?.datePercent, row.cli?.datePercent), pair(row.quire?.totalPercent, row.cli?.totalPercent)] : ["–", "–"]
+            }
+            cells.append(row.worseThanCLI.map { "\($0) of \(set?.scores.count ?? row.images)" } ?? "–")
+            lines.append("| " + cells.joined(separator: " | ") + " |")
+        }
+        return lines
+    }
+
+    func speedTable(_ set: OCRBenchSet) -> [String] {
+        var lines = [
+            "| \(set.images) image\(set.images == 1 ? "" : "s"), \(workers) worker\(workers == 1 ? "" : "s") | images/s | vs CLI | vs raw "
                 + "| p50 ms | p90 ms | p99 ms | p50 ms, 1 in flight | p90 ms, 1 in flight | words found | cores used | others' cores |",
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
-        for r in rows {
+        for r in set.rows {
             let vsCLI: String = r.vsCLI.map { twoDecimals($0) + "×" } ?? "–"
             let vsRaw: String = r.vsRawPercent.map { oneDecimal($0) + " %" } ?? "–"
             let single50: String = r.oneInFlightP50Ms.map { milliseconds($0) } ?? "–"
@@ -168,103 +337,164 @@ public struct OCRBenchReport: Sendable, Codable, Equatable {
             cells += [found, twoDecimals(r.cpuCores), twoDecimals(r.otherCores)]
             lines.append("| " + cells.joined(separator: " | ") + " |")
         }
-        if !accuracy.isEmpty {
-            lines.append("")
-            lines.append("| group | images | CER Quire | CER CLI | word error Quire | word error CLI | date found Quire / CLI | total found Quire / CLI |")
-            lines.append("|---|---:|---:|---:|---:|---:|---:|---:|")
-            func percent(_ v: Double?) -> String { v.map { oneDecimal($0) + " %" } ?? "–" }
-            for row in accuracy {
-                let n = row.quire?.images ?? row.cli?.images ?? 0
-                lines.append("| \(row.group) | \(n) | \(percent(row.quire?.cerPercent)) | \(percent(row.cli?.cerPercent)) | "
-                    + "\(percent(row.quire?.wordErrorPercent)) | \(percent(row.cli?.wordErrorPercent)) | "
-                    + "\(percent(row.quire?.datePercent)) / \(percent(row.cli?.datePercent)) | "
-                    + "\(percent(row.quire?.totalPercent)) / \(percent(row.cli?.totalPercent)) |")
+        return lines
+    }
+
+    func accuracyTable(_ set: OCRBenchSet) -> [String] {
+        let keys = set.hasKeyFields
+        var lines = [
+            "| group | images | CER Quire | CER CLI | word error Quire | word error CLI | bag error Quire | bag error CLI |"
+                + (keys ? " date found Quire / CLI | total found Quire / CLI |" : ""),
+            "|---|---:|---:|---:|---:|---:|---:|---:|" + (keys ? "---:|---:|" : ""),
+        ]
+        for row in set.accuracy {
+            let n = row.quire?.images ?? row.cli?.images ?? 0
+            var cells = [row.group, String(n), percent(row.quire?.cerPercent), percent(row.cli?.cerPercent),
+                         percent(row.quire?.wordErrorPercent), percent(row.cli?.wordErrorPercent),
+                         percent(row.quire?.bagErrorPercent), percent(row.cli?.bagErrorPercent)]
+            if keys {
+                cells += [pair(row.quire?.datePercent, row.cli?.datePercent), pair(row.quire?.totalPercent, row.cli?.totalPercent)]
             }
+            lines.append("| " + cells.joined(separator: " | ") + " |")
         }
-        lines.append("")
-        let megabytes = Double(imageBytes) / 1_000_000
-        lines.append("Images: \(images) (\(formats.joined(separator: ", ")), up to \(largestPixels) px, "
-            + "\(oneDecimal(megabytes)) MB) from \(directory); mode \(mode) (psm \(psm)), languages \(languages), Tesseract \(tesseractVersion).")
-        var passLine = "\(passes) measured pass\(passes == 1 ? "" : "es") after a warm-up, each reading every image each way, "
-            + "in an order that turns from pass to pass"
-        if !noisyPasses.isEmpty {
-            passLine += "; other processes were busy during pass\(noisyPasses.count == 1 ? "" : "es") "
-                + noisyPasses.map(String.init).joined(separator: ", ")
-                + (passesUsed < passes ? ", left out: the figures are from the other \(passesUsed)" : ", but so during all: the figures are not to be trusted")
+        return lines
+    }
+
+    /// What one set was and what happened to it: its images, busy passes, scaling, where Quire's time
+    /// went, the images slower than with the CLI, and what was left out or failed.
+    func notes(_ set: OCRBenchSet) -> [String] {
+        var lines: [String] = []
+        let megabytes = Double(set.imageBytes) / 1_000_000
+        let languages = set.languages.sorted { ($0.value, $1.key) > ($1.value, $0.key) }
+            .map { set.languages.count == 1 ? $0.key : "\($0.key) ×\($0.value)" }.joined(separator: ", ")
+        let chosen = set.manifest
+            ? ", as its manifest.tsv lists them (its lang and group columns; \(set.unlistedImageFiles) other image file\(set.unlistedImageFiles == 1 ? "" : "s") not listed)"
+            : ""
+        lines.append("Images: \(set.images) (\(set.formats.joined(separator: ", ")), up to \(set.largestPixels) px, "
+            + "\(oneDecimal(megabytes)) MB) from \(set.directory)\(chosen); languages \(languages).")
+        if !set.noisyPasses.isEmpty {
+            lines.append("Other processes were busy while this set was read in pass\(set.noisyPasses.count == 1 ? "" : "es") "
+                + set.noisyPasses.map(String.init).joined(separator: ", ")
+                + (set.passesUsed < passes ? "; left out: its figures are from the other \(set.passesUsed)." : ", but so in all: its figures are not to be trusted."))
         }
-        if passes > 1 {
-            passLine += ". vs CLI and vs raw are medians over the passes of the ratio within each pass"
-        }
-        lines.append(passLine + ".")
         if scalingDisabled {
             lines.append("Scaling: off (--no-scaling): Quire and the raw engine read every image at its own size, as the CLI does.")
-        } else if recognitionScales.count == 3, recognitionScales.contains(where: { abs($0 - 1) > 0.005 }) {
-            let range = recognitionScales[0] == recognitionScales[2] ? "×\(twoDecimals(recognitionScales[0]))"
-                : "×\(twoDecimals(recognitionScales[0]))–×\(twoDecimals(recognitionScales[2])) (median ×\(twoDecimals(recognitionScales[1])))"
+        } else if set.recognitionScales.count == 3, set.recognitionScales.contains(where: { abs($0 - 1) > 0.005 }) {
+            let s = set.recognitionScales
+            let range = s[0] == s[2] ? "×\(twoDecimals(s[0]))" : "×\(twoDecimals(s[0]))–×\(twoDecimals(s[2])) (median ×\(twoDecimals(s[1])))"
             lines.append("Scaling: the worker's policy had Quire and the raw engine read these images at \(range) of their size; "
                 + "the CLI reads them as they are.")
         }
-        if let quire = rows.first(where: { $0.name == "Quire" }) {
-            lines.append("Quire: a broker on tcp://127.0.0.1:* and \(workers) OCR worker threads in this process (one ZeroMQ "
-                + "context, as `quire up`), a client with its own context and \(inFlight) requests in flight over TCP "
-                + "loopback; p50/p90/p99 are round trips under that load (about 2 per worker queued or running), then "
-                + "\(quire.oneInFlightRequests ?? 0) requests one at a time. The reply is the full JSON result.")
-        }
-        if let b = breakdown {
+        if let b = set.breakdown {
             var line = "One in flight, medians: end to end \(milliseconds(b.endToEndMs)) ms = decode \(milliseconds(b.decodeMs)) "
                 + "+ recognise \(milliseconds(b.recognizeMs)) + the rest \(milliseconds(b.restMs)) ms (result building, "
                 + "JSON encoding, broker, loopback, client); reply \(groupedThousands(Double(b.replyBytes))) bytes"
             if let encode = b.jsonEncodeMs { line += ", of which encoding takes \(milliseconds(encode)) ms" }
             lines.append(line + ".")
         }
-        if let slow = slowerThanCLI {
+        if let slow = set.slowerThanCLI {
             let shown = slow.prefix(12).map { image in
                 "\(image.file) \(milliseconds(image.quireMs)) ms against \(milliseconds(image.cliMs)) ms (×\(twoDecimals(image.ratio))"
                     + (image.rawMs.map { "; raw engine \(milliseconds($0)) ms" } ?? "")
                     + (image.scale.map { "; read at ×\(twoDecimals($0))" } ?? "") + ")"
             }
             lines.append("Slower than the CLI by more than 20% (Quire one in flight, end to end, against the CLI's process for the "
-                + "same image; the shortest of the passes): " + (slow.isEmpty ? "none." : "\(slow.count) of \(images): "
+                + "same image; the shortest of the passes): " + (slow.isEmpty ? "none." : "\(slow.count) of \(set.images): "
                 + shown.joined(separator: ", ") + (slow.count > shown.count ? ", …" : "") + "."))
         }
-        lines.append("tesseract CLI: \(cli)")
-        if rows.contains(where: { $0.name == "raw engine" }) {
-            lines.append("Raw engine: \(workers) thread\(workers == 1 ? "" : "s"), each its own `Recognizer` (decode, scale, "
-                + "recognise, build the result), no broker, no sockets, no JSON: the ceiling. CLI and raw p50/p90/p99 are "
-                + "one image's time with \(workers) at a time.")
-        }
-        let failed = problems.filter { $0.phase != "scan" }
-        let skipped = problems.filter { $0.phase == "scan" }
+        let failed = set.problems.filter { $0.phase != "scan" }
+        let skipped = set.problems.filter { $0.phase == "scan" }
         if !skipped.isEmpty {
-            lines.append("Left out (cannot be read): " + skipped.map { "\($0.file): \($0.message)" }.joined(separator: "; ") + ".")
+            lines.append("Left out: " + skipped.map { "\($0.file): \($0.message)" }.joined(separator: "; ") + ".")
         }
         if !failed.isEmpty {
             lines.append("Failed: " + failed.prefix(10).map { "\($0.file) (\($0.phase)): \($0.message)" }.joined(separator: "; ")
                 + (failed.count > 10 ? "; …" : "") + ".")
         }
+        return lines
+    }
+
+    /// Every image Quire read worse than the CLI, as a table, after how many there are per set.
+    func worseLines(_ worse: [OCRBenchWorseImage]) -> [String] {
+        let several = sets.count > 1
+        let counts = sets.map { set in
+            "\(several ? set.name + " " : "")\(worse.filter { $0.set == set.name }.count) of \(set.scores.count)"
+        }
+        var lines = ["Read worse than the CLI (Quire's CER more than 1 point above the CLI's on the same image, this run): "
+            + counts.joined(separator: ", ") + (worse.isEmpty ? "." : ":")]
+        guard !worse.isEmpty else { return lines }
         lines.append("")
-        if rows.contains(where: { $0.wordsFoundPercent != nil || $0.emptyResults > 0 }) {
+        lines.append("| image |" + (several ? " set |" : "") + " CER Quire | CER CLI | difference |")
+        lines.append("|---|" + (several ? "---|" : "") + "---:|---:|---:|")
+        for image in worse {
+            lines.append("| \(image.file) |" + (several ? " \(image.set) |" : "") + " \(percent(image.quireCERPercent)) | "
+                + "\(percent(image.cliCERPercent)) | +\(oneDecimal(image.differencePoints)) |")
+        }
+        return lines
+    }
+
+    /// How the run was made: passes, mode, Quire's setup, the CLI, the raw engine.
+    func setupLines() -> [String] {
+        var lines: [String] = []
+        var passLine = "\(passes) measured pass\(passes == 1 ? "" : "es") after a warm-up, each reading every image each way"
+            + (sets.count > 1 ? " (set after set, each set's images each way before the next set's)" : "")
+            + ", in an order that turns from pass to pass"
+        if passes > 1 {
+            passLine += "; vs CLI and vs raw are medians over the passes of the ratio within each pass"
+        }
+        lines.append(passLine + ".")
+        let manifests = sets.contains(where: \.manifest)
+        lines.append("Mode \(mode) (psm \(psm)); languages "
+            + (manifests ? "each image's own from its set's manifest.tsv (lang), else \(languages)" : languages)
+            + ", the same for Quire, the raw engine and the CLI; Tesseract \(tesseractVersion) in process.")
+        let oneAtATime = sets.compactMap { $0.rows.first { $0.name == "Quire" }?.oneInFlightRequests }.reduce(0, +)
+        if sets.contains(where: { $0.rows.contains { $0.name == "Quire" } }) {
+            lines.append("Quire: a broker on tcp://127.0.0.1:* and \(workers) OCR worker threads in this process (one ZeroMQ "
+                + "context, as `quire up`), a client with its own context and \(inFlight) requests in flight over TCP "
+                + "loopback; p50/p90/p99 are round trips under that load (about 2 per worker queued or running), then "
+                + "\(oneAtATime) requests one at a time. The reply is the full JSON result.")
+        }
+        lines.append("tesseract CLI: \(cli)")
+        if sets.contains(where: { $0.rows.contains { $0.name == "raw engine" } }) {
+            lines.append("Raw engine: \(workers) thread\(workers == 1 ? "" : "s"), each its own `Recognizer` (decode, scale, "
+                + "recognise, build the result), no broker, no sockets, no JSON: the ceiling. CLI and raw p50/p90/p99 are "
+                + "one image's time with \(workers) at a time.")
+        }
+        return lines
+    }
+
+    /// What the columns mean, and the machine.
+    func footnotes() -> [String] {
+        var lines: [String] = []
+        if sets.contains(where: { $0.rows.contains { $0.wordsFoundPercent != nil || $0.emptyResults > 0 } }) {
             lines.append("Words found: the share of the words of each image's NAME.gt.txt found in the text read (as a bag of "
                 + "words, averaged over the images); (n empty): images read as no text at all. Images/s at no accuracy mean little.")
         }
-        if !accuracy.isEmpty {
+        if sets.contains(where: { !$0.accuracy.isEmpty }) {
             lines.append("Accuracy (means over the images, lower is better for the errors): CER is the edit distance to NAME.gt.txt "
                 + "with white space folded, over its length (reading order counts); word error is order-independent: the "
-                + "words as case-folded bags, max(missing, extra) over the truth's words; date and total found: NAME.key.json's "
-                + "values appear in the text (white space ignored, case-folded). Quire from its one-in-flight replies, the CLI "
-                + "from its stdout.")
+                + "words as case-folded bags, max(missing, extra) over the truth's words; bag error is the datasets' own "
+                + "measure: (truth words not matched + words read not matched) over the truth's words, case-folded, each "
+                + "Chinese or Japanese character a word; date and total found: NAME.key.json's values appear in the text "
+                + "(white space ignored, case-folded). Half A and half B: an image's document is its id (the file name "
+                + "without extension) up to the first '.', and the documents, sorted by name, go alternately to A and B "
+                + "(tune on one half, confirm on the other). Quire from its one-in-flight replies, the CLI from its stdout; "
+                + "an image a way failed to read counts as read as no text.")
         }
         lines.append("Cores used: CPU time of this process (and of the tesseract processes) over wall time while "
             + "measuring; others' cores: the rest of the machine's busy (and stolen) CPU time meanwhile, from /proc/stat. "
             + "Figures taken while others used a sizeable share of the \(machine.processors) processors are not to be trusted.")
         lines.append("Machine: \(machine.summary); OMP_THREAD_LIMIT=\(ompThreadLimit) in process; load average "
             + "\(twoDecimals(loadAverageBefore)) before, \(twoDecimals(loadAverageAfter)) after.")
-        return lines.joined(separator: "\n")
+        return lines
     }
 
-    /// The report as one JSON object (snake_case keys).
-    public func json() -> String { benchJSON(self) }
+    // MARK: - Numbers
 
+    private func percent(_ value: Double?) -> String { value.map { oneDecimal($0) + " %" } ?? "–" }
+
+    /// Quire's figure and the CLI's: `35.0 % / 38.9 %`.
+    private func pair(_ quire: Double?, _ cli: Double?) -> String { percent(quire) + " / " + percent(cli) }
 
     /// Three significant digits: 0.712, 7.12, 71.2, 712, 7,123.
     private func significant(_ value: Double) -> String {

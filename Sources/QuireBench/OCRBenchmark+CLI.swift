@@ -38,28 +38,31 @@ extension OCRBenchmark {
         return String(first)
     }
 
-    /// The runner, after one warm-up process (so that the traineddata is in the page cache for all).
-    func startCLI(_ tesseract: String, languages: [String], smallest: BenchImage, scratch: String) throws -> CLIRunner {
+    /// The runner, after one warm-up process per language set (so that their traineddata is in the
+    /// page cache for all).
+    func startCLI(_ tesseract: String, warmUps: [BenchImage], scratch: String) throws -> CLIRunner {
         var environment = ProcessInfo.processInfo.environment
         environment["OMP_THREAD_LIMIT"] = "1"
-        let arguments = ["stdout", "-l", languages.joined(separator: "+"), "--psm", String(OCRBenchOptions.psm(for: options.mode)),
-                         "--tessdata-dir", options.configuration.dataPath]
+        let arguments = ["--psm", String(OCRBenchOptions.psm(for: options.mode)), "--tessdata-dir", options.configuration.dataPath]
         let runner = CLIRunner(executable: tesseract, arguments: arguments, environment: environment,
                                timeout: options.requestTimeout, registry: cliProcesses)
-        progress("tesseract CLI: warm-up with \(smallest.name)")
         do {
             try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         } catch {
             throw CLIUnavailable(message: "cannot create \(scratch): \(error.localizedDescription)")
         }
-        if case .failure(let message) = runner.run(image: smallest.path, output: scratch + "/warm") {
-            throw CLIUnavailable(message: "\(smallest.name): \(message)")
+        for warmUp in warmUps {
+            progress("tesseract CLI: warm-up with \(warmUp.name) (\(warmUp.languageKey))")
+            if case .failure(let message) = runner.run(image: warmUp.path, languages: warmUp.languageKey, output: scratch + "/warm") {
+                throw CLIUnavailable(message: "\(warmUp.name): \(message)")
+            }
         }
         return runner
     }
 
-    /// Every image once, one `tesseract` process each, `workers` at a time.
-    func cliPass(_ runner: CLIRunner, images: [BenchImage], scratch: String, problems: Problems) throws -> Tally {
+    /// Every image of `indices` once, one `tesseract` process each with the image's languages,
+    /// `workers` at a time. Texts and times are by the image's index in `images`.
+    func cliPass(_ runner: CLIRunner, images: [BenchImage], indices: [Int], scratch: String, problems: Problems) throws -> Tally {
         let tickets = TicketCounter()
         let samples = Locked<[UInt64]>([])
         let texts = Locked<[Int: String]>([:])
@@ -73,17 +76,18 @@ extension OCRBenchmark {
             threads.append(LoopThread(name: "bench-cli-\(index)") {
                 while true {
                     let ticket = tickets.take()
-                    guard ticket < images.count, Instant.now() < stopAt else { return }
+                    guard ticket < indices.count, Instant.now() < stopAt else { return }
+                    let index = indices[ticket]
                     let t0 = Instant.now()
-                    switch runner.run(image: images[ticket].path, output: output) {
+                    switch runner.run(image: images[index].path, languages: images[index].languageKey, output: output) {
                     case .success:
                         let elapsed = Instant.now().nanoseconds &- t0.nanoseconds
                         samples.withLock { $0.append(elapsed) }
-                        perImage.withLock { $0[ticket] = elapsed }
+                        perImage.withLock { $0[index] = elapsed }
                         let text = FileManager.default.contents(atPath: output + ".txt").map { String(decoding: $0, as: UTF8.self) } ?? ""
-                        texts.withLock { $0[ticket] = text }
+                        texts.withLock { $0[index] = text }
                     case .failure(let message):
-                        problems.add(images[ticket].name, "cli", message)
+                        problems.add(images[index], "cli", message)
                     }
                 }
             })
@@ -115,6 +119,7 @@ final class PIDRegistry: Sendable {
 /// output (the text) and error go to files next to `output`, rewritten for every image.
 final class CLIRunner: Sendable {
     let executable: String
+    /// After `IMG stdout -l LANG`: the page segmentation and the tessdata folder.
     let arguments: [String]
     let environment: [String: String]
     let timeout: Milliseconds
@@ -130,7 +135,8 @@ final class CLIRunner: Sendable {
         self.registry = registry
     }
 
-    func run(image: String, output: String) -> Outcome {
+    /// Reads `image` with `languages` (`chi_sim+eng`).
+    func run(image: String, languages: String, output: String) -> Outcome {
         let fm = FileManager.default
         let outPath = output + ".txt", errPath = output + ".err"
         guard fm.createFile(atPath: outPath, contents: nil), fm.createFile(atPath: errPath, contents: nil),
@@ -143,7 +149,7 @@ final class CLIRunner: Sendable {
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = [image] + arguments
+        process.arguments = [image, "stdout", "-l", languages] + arguments
         process.environment = environment
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = out

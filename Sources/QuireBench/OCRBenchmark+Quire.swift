@@ -36,10 +36,12 @@ extension OCRBenchmark {
     }
 
     /// The broker, the OCR workers and the client: broker and workers share one context, as in
-    /// `quire up`; the client has its own, as a separate process would. Then a warm-up until every
-    /// worker has loaded its engine.
-    func startQuire(_ rig: QuireRig, frame: [UInt8], smallest: BenchImage) throws {
-        rig.frame = frame
+    /// `quire up`; the client has its own, as a separate process would. Then a warm-up for each
+    /// language set, until every worker has loaded its engine for it.
+    func startQuire(_ rig: QuireRig, images: [BenchImage], warmUps: [BenchImage]) throws {
+        var frames: [String: [UInt8]] = [:]
+        for image in warmUps { frames[image.languageKey] = try requestFrame(languages: image.languages) }
+        rig.bodies = images.map { [frames[$0.languageKey] ?? [], $0.bytes] }
         rig.inFlight = 2 * options.workers
         let brokerConfiguration = BrokerConfiguration(bind: "tcp://127.0.0.1:*", requestTimeout: options.requestTimeout)
         let ocr = WorkerGroup(service: OCRService.make(configuration: options.configuration), count: options.workers, threadName: "bench-ocr-worker")
@@ -64,36 +66,39 @@ extension OCRBenchmark {
         rig.clients.append(client)
 
         let workers = stack.workers
-        let warmBody = [frame, smallest.bytes]
-        let warmName = smallest.name
         let inFlight = rig.inFlight
-        progress("Quire: warm-up with \(smallest.name) until all \(workers.count) workers have loaded their engines")
-        try awaitBlocking("Quire: the warm-up", timeout: options.phaseTimeout) {
-            repeat {
-                if let ended = stack.endedWorker {
-                    throw BenchError("an OCR worker stopped: \(ended.error.map { String(describing: $0) } ?? "it returned")")
-                }
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for _ in 0..<inFlight {
-                        group.addTask {
-                            do {
-                                _ = try await client.request(service: OCRService.name, body: warmBody)
-                            } catch {
-                                throw BenchError("\(warmName): \(error)")
+        for warmUp in warmUps {
+            let warmBody = [frames[warmUp.languageKey] ?? [], warmUp.bytes]
+            let warmName = warmUp.name
+            let servedBefore = workers.map(\.requestsServed)
+            progress("Quire: warm-up with \(warmUp.name) (\(warmUp.languageKey)) until all \(workers.count) workers have loaded their engines")
+            try awaitBlocking("Quire: the warm-up", timeout: options.phaseTimeout) {
+                repeat {
+                    if let ended = stack.endedWorker {
+                        throw BenchError("an OCR worker stopped: \(ended.error.map { String(describing: $0) } ?? "it returned")")
+                    }
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        for _ in 0..<inFlight {
+                            group.addTask {
+                                do {
+                                    _ = try await client.request(service: OCRService.name, body: warmBody)
+                                } catch {
+                                    throw BenchError("\(warmName): \(error)")
+                                }
                             }
                         }
+                        try await group.waitForAll()
                     }
-                    try await group.waitForAll()
-                }
-            } while workers.contains(where: { $0.requestsServed == 0 })
+                } while zip(workers, servedBefore).contains(where: { $0.requestsServed == $1 })
+            }
         }
     }
 
-    /// Every image once with 2 per worker in flight; no new one after the phase deadline.
-    func quirePass(_ rig: QuireRig, images: [BenchImage], problems: Problems) throws -> Tally {
+    /// Every image of `indices` once with 2 per worker in flight; no new one after the phase deadline.
+    func quirePass(_ rig: QuireRig, images: [BenchImage], indices: [Int], problems: Problems) throws -> Tally {
         guard let client = rig.client else { throw BenchError("Quire: no client") }
-        let bodies = images.map { [rig.frame, $0.bytes] }
-        let names = images.map(\.name)
+        let bodies = indices.map { rig.bodies[$0] }
+        let members = indices.map { images[$0] }
         let inFlight = rig.inFlight
         let stopAt = Instant.now() + options.phaseTimeout
         let hardLimit = Milliseconds(options.phaseTimeout.value + options.requestTimeout.value + 10_000)
@@ -118,7 +123,7 @@ extension OCRBenchmark {
                             } catch let error as ClientError where error.code == .cancelled {
                                 throw error
                             } catch {
-                                problems.add(names[ticket], "quire", String(describing: error))
+                                problems.add(members[ticket], "quire", String(describing: error))
                             }
                         }
                     }
@@ -128,7 +133,7 @@ extension OCRBenchmark {
             return (samples.withLock { $0 }, max(Instant.now().seconds(since: start), 1e-9))
         }
         let cpu = cpu0.until(CPUSnapshot.now())
-        if samples.count < images.count, Instant.now() >= stopAt {
+        if samples.count < indices.count, Instant.now() >= stopAt {
             progress("Quire: stopped at the \(options.phaseTimeout.value) ms phase limit after \(samples.count) images")
         }
         var tally = Tally(samples: samples, seconds: seconds, cpu: cpu)
@@ -136,11 +141,12 @@ extension OCRBenchmark {
         return tally
     }
 
-    /// Every image once, one request in flight; the worker's timings are read from each reply off the clock.
-    func quireSequentialPass(_ rig: QuireRig, images: [BenchImage], problems: Problems) throws -> (Tally, [Reply]) {
+    /// Every image of `indices` once, one request in flight; the worker's timings are read from each
+    /// reply off the clock. Replies and tallies are by the image's index in `images`.
+    func quireSequentialPass(_ rig: QuireRig, images: [BenchImage], indices: [Int], problems: Problems) throws -> (Tally, [Reply]) {
         guard let client = rig.client else { throw BenchError("Quire: no client") }
-        let bodies = images.map { [rig.frame, $0.bytes] }
-        let names = images.map(\.name)
+        let bodies = indices.map { rig.bodies[$0] }
+        let members = indices.map { images[$0] }
         let stopAt = Instant.now() + options.phaseTimeout
         let hardLimit = Milliseconds(options.phaseTimeout.value + options.requestTimeout.value + 10_000)
         let start = Instant.now()
@@ -155,11 +161,11 @@ extension OCRBenchmark {
                     let reply = try await client.request(service: OCRService.name, body: bodies[ticket])
                     let elapsed = Instant.now().nanoseconds &- t0.nanoseconds
                     let summary = reply.first.flatMap { try? decoder.decode(ReplySummary.self, from: Data($0)) }
-                    out.append(Reply(image: ticket, nanoseconds: elapsed, bytes: reply.first?.count ?? 0, summary: summary))
+                    out.append(Reply(image: indices[ticket], nanoseconds: elapsed, bytes: reply.first?.count ?? 0, summary: summary))
                 } catch let error as ClientError where error.code == .cancelled {
                     throw error
                 } catch {
-                    problems.add(names[ticket], "quire-latency", String(describing: error))
+                    problems.add(members[ticket], "quire-latency", String(describing: error))
                 }
             }
             return out
@@ -204,10 +210,11 @@ extension OCRBenchmark {
     }
 }
 
-/// The Quire side of the benchmark: the client rig with the stack it measures, and the request frame
-/// and concurrency of its passes.
+/// The Quire side of the benchmark: the client rig with the stack it measures, and the requests and
+/// concurrency of its passes.
 final class QuireRig: Rig {
-    var frame: [UInt8] = []
+    /// Each image's request (its languages' JSON frame, then the image), by its index in the run.
+    var bodies: [[[UInt8]]] = []
     var inFlight = 2
     var stack: Stack?
     var client: QuireClient? { clients.first }

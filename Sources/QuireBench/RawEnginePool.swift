@@ -18,22 +18,25 @@ import Glibc
 
 
 /// `workers` threads, each with its own `Recognizer`, kept across passes and started together for
-/// each one. Owned by the benchmark's thread; the threads share only ``RawShared``.
+/// each one (a pass reads one set's images). Owned by the benchmark's thread; the threads share only
+/// ``RawShared``.
 final class RawPool {
     let shared: RawShared
     var threads: [LoopThread] = []
 
-    init(configuration: OCRConfiguration, request: OCRRequest, images: [OCRBenchmark.BenchImage], problems: OCRBenchmark.Problems) {
-        shared = RawShared(configuration: configuration, request: request, images: images, problems: problems)
+    /// `images` are all the run's images; each is read in `mode` with its own languages.
+    init(configuration: OCRConfiguration, mode: OCRRequest.Mode, images: [OCRBenchmark.BenchImage], problems: OCRBenchmark.Problems) {
+        shared = RawShared(configuration: configuration, mode: mode, images: images, problems: problems)
     }
 
-    /// Starts the threads; each makes its recogniser and reads `warmUp` once.
-    func start(threads count: Int, warmUp: OCRBenchmark.BenchImage, timeout: Milliseconds) throws {
+    /// Starts the threads; each makes its recogniser and reads each of `warmUps` once (one per
+    /// language set, so that every engine is loaded before measuring).
+    func start(threads count: Int, warmUps: [OCRBenchmark.BenchImage], timeout: Milliseconds) throws {
         let shared = self.shared
         for index in 0..<count {
             let go = DispatchSemaphore(value: 0)
             shared.go.append(go)
-            threads.append(LoopThread(name: "bench-raw-\(index)") { shared.body(go: go, warmUp: warmUp) })
+            threads.append(LoopThread(name: "bench-raw-\(index)") { shared.body(go: go, warmUps: warmUps) })
         }
         let deadline = Instant.now() + timeout
         for _ in 0..<count {
@@ -45,14 +48,17 @@ final class RawPool {
         if let failure = shared.warmFailure.withLock({ $0 }) { throw BenchError("raw engine: the warm-up failed: \(failure)") }
     }
 
-    /// Every image once across the threads; no new one after `deadline`.
-    func pass(deadline: Milliseconds, hardLimit: Milliseconds) throws -> OCRBenchmark.Tally {
+    /// Every image of `indices` once across the threads; no new one after `deadline`. Texts and
+    /// times are by the image's index in the run.
+    func pass(indices: [Int], deadline: Milliseconds, hardLimit: Milliseconds) throws -> OCRBenchmark.Tally {
         let start = Instant.now()
         shared.state.withLock {
+            $0.indices = indices
             $0.nextTicket = 0
             $0.stopAt = start + deadline
             $0.samples = []
             $0.texts = [:]
+            $0.perImage = [:]
             $0.finished = start
         }
         let cpu0 = OCRBenchmark.CPUSnapshot.now()
@@ -77,17 +83,20 @@ final class RawPool {
         shared.results.withLock { $0 }.compactMapValues { $0.pages.first.map { ($0.recognitionScale * 100).rounded() / 100 } }
     }
 
-    /// Smallest, median and largest recognition scale over the images' first results.
-    func recognitionScales() -> [Double] {
-        let scales = shared.results.withLock { $0 }.values.flatMap { $0.pages.map(\.recognitionScale) }.sorted()
+    /// Smallest, median and largest recognition scale over the first results of the images of `indices`.
+    func recognitionScales(indices: [Int]) -> [Double] {
+        let results = shared.results.withLock { $0 }
+        let scales = indices.compactMap { results[$0] }.flatMap { $0.pages.map(\.recognitionScale) }.sorted()
         guard !scales.isEmpty else { return [] }
         return [scales[0], scales[scales.count / 2], scales[scales.count - 1]].map { ($0 * 100).rounded() / 100 }
     }
 
-    /// The median time to encode one image's result to JSON as the OCR handler does, on this thread.
-    func medianEncodeMilliseconds() -> Double? {
+    /// The median time to encode one result of the images of `indices` to JSON as the OCR handler
+    /// does, on this thread.
+    func medianEncodeMilliseconds(indices: [Int]) -> Double? {
         var times: [Double] = []
-        for (_, result) in shared.results.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
+        let results = shared.results.withLock { $0 }
+        for result in indices.compactMap({ results[$0] }) {
             let t0 = Instant.now()
             _ = try? result.jsonBytes()
             times.append(Instant.now().seconds(since: t0) * 1_000)
@@ -101,7 +110,7 @@ final class RawPool {
         shared.state.withLock { $0.quit = true }
         for go in shared.go { go.signal() }
         for thread in threads where !thread.join(timeout: timeout) {
-            shared.problems.add("-", "raw", "a raw engine thread did not stop within \(timeout.value) ms")
+            shared.problems.add("", "-", "raw", "a raw engine thread did not stop within \(timeout.value) ms")
         }
         threads = []
     }
@@ -114,7 +123,7 @@ final class RawShared: @unchecked Sendable {
     let ready = DispatchSemaphore(value: 0)
     let done = DispatchSemaphore(value: 0)
     let configuration: OCRConfiguration
-    let request: OCRRequest
+    let mode: OCRRequest.Mode
     let images: [OCRBenchmark.BenchImage]
     let problems: OCRBenchmark.Problems
     let warmFailure = Locked<String?>(nil)
@@ -122,6 +131,8 @@ final class RawShared: @unchecked Sendable {
     let results = Locked<[Int: OCRResult]>([:])
 
     struct State: Sendable {
+        /// The images this pass reads, by index in `images`; tickets count through them.
+        var indices: [Int] = []
         var nextTicket = 0
         var stopAt = Instant(nanoseconds: 0)
         var samples: [UInt64] = []
@@ -132,34 +143,37 @@ final class RawShared: @unchecked Sendable {
     }
     let state = Locked<State>(State())
 
-    init(configuration: OCRConfiguration, request: OCRRequest, images: [OCRBenchmark.BenchImage], problems: OCRBenchmark.Problems) {
+    init(configuration: OCRConfiguration, mode: OCRRequest.Mode, images: [OCRBenchmark.BenchImage], problems: OCRBenchmark.Problems) {
         self.configuration = configuration
-        self.request = request
+        self.mode = mode
         self.images = images
         self.problems = problems
     }
 
     /// One thread: make the recogniser, warm up, then one round of tickets per `go`.
-    func body(go: DispatchSemaphore, warmUp: OCRBenchmark.BenchImage) {
+    func body(go: DispatchSemaphore, warmUps: [OCRBenchmark.BenchImage]) {
         let recognizer = Recognizer(configuration: configuration)
-        do {
-            _ = try recognizer.recognize(request, image: warmUp.bytes)
-        } catch {
-            warmFailure.withLock { $0 = "\(warmUp.name): \(error)" }
+        for warmUp in warmUps {
+            do {
+                _ = try recognizer.recognize(OCRRequest(languages: warmUp.languages, mode: mode), image: warmUp.bytes)
+            } catch {
+                warmFailure.withLock { $0 = "\(warmUp.name): \(error)" }
+            }
         }
         ready.signal()
         while true {
             go.wait()
             if state.withLock({ $0.quit }) { return }
             while true {
-                let (ticket, stopAt) = state.withLock { state -> (Int, Instant) in
+                let (ticket, stopAt) = state.withLock { state -> (Int?, Instant) in
                     defer { state.nextTicket += 1 }
-                    return (state.nextTicket, state.stopAt)
+                    return (state.nextTicket < state.indices.count ? state.indices[state.nextTicket] : nil, state.stopAt)
                 }
-                guard ticket < images.count, Instant.now() < stopAt else { break }
+                guard let ticket, Instant.now() < stopAt else { break }
+                let image = images[ticket]
                 let t0 = Instant.now()
                 do {
-                    let (result, _) = try recognizer.recognize(request, image: images[ticket].bytes)
+                    let (result, _) = try recognizer.recognize(OCRRequest(languages: image.languages, mode: mode), image: image.bytes)
                     let elapsed = Instant.now().nanoseconds &- t0.nanoseconds
                     state.withLock {
                         $0.samples.append(elapsed)
@@ -168,7 +182,7 @@ final class RawShared: @unchecked Sendable {
                     }
                     results.withLock { if $0[ticket] == nil { $0[ticket] = result } }
                 } catch {
-                    problems.add(images[ticket].name, "raw", String(describing: error))
+                    problems.add(image, "raw", String(describing: error))
                 }
             }
             let end = Instant.now()

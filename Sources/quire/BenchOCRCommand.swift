@@ -4,8 +4,8 @@ import QuireOCR
 import QuireSupport
 import QuireWire
 
-/// `quire bench ocr DIR`: Quire end to end against the `tesseract` CLI and the raw engine on the same
-/// images. `BenchCommand` routes `quire bench ocr …` here with the arguments after `ocr`.
+/// `quire bench ocr DIR…`: Quire end to end against the `tesseract` CLI and the raw engine on the same
+/// images, one set per folder. `BenchCommand` routes `quire bench ocr …` here with the arguments after `ocr`.
 enum BenchOCRCommand {
     static let settings: [Setting<OCRBenchOptions>] = [
         Setting(\.workers, flag: "workers", .integer(1...256), help: "OCR workers, CLI processes and engine threads"),
@@ -13,7 +13,7 @@ enum BenchOCRCommand {
         Setting(\.noScaling, flag: "no-scaling", .switch,
                 help: "switch the worker's scaling policy off (for Quire and the raw engine): read every image at its own size, as the CLI does, "
                     + "to see what the policy costs or saves"),
-        Setting(flag: "top-level", .switch, help: "only the images directly in DIR, not in its subfolders",
+        Setting(flag: "top-level", .switch, help: "only the images directly in DIR, not in its subfolders (a manifest lists its own)",
                 set: { options, topLevel in options.recursive = !topLevel }, get: { !$0.recursive }),
         Setting(\.tesseract, flag: "tesseract", SettingValue.string("PATH").optional(none: "off"),
                 help: "the CLI to compare with (skipped with a note when it is not installed)"),
@@ -23,15 +23,17 @@ enum BenchOCRCommand {
     ]
     static let noCLI = Option("no-cli", .switch, default: false, help: "do not measure the CLI")
     static let mode = Option("mode", .word(["document", "text", "line"], noun: "mode", placeholder: "M"),
-                             help: "document (psm 3), text (psm 11), line (psm 7)", defaultNote: "line when DIR is named 'lines', else document")
+                             help: "document (psm 3), text (psm 11), line (psm 7), for every set",
+                             defaultNote: "line when every DIR is named 'lines', else document")
 
     static let command = Command(
-        "bench ocr", listing: ("bench ocr DIR", "measure OCR end to end vs the tesseract CLI and the raw engine"),
-        usage: "quire bench ocr DIR [options]",
+        "bench ocr", listing: ("bench ocr DIR…", "measure OCR end to end vs the tesseract CLI and the raw engine"),
+        usage: "quire bench ocr DIR [DIR…] [options]",
         discussion: """
-            Reads every image in DIR (and its subfolders; files are sniffed, not judged by name) three
-            ways, with the same languages and page segmentation, N at a time, and prints a Markdown table
-            for the README; progress goes to standard error. Build with -c release before measuring.
+            Reads the images of each DIR (one or more; each is a set named by its last path component,
+            such as documents-dev or receipts-dev) three ways, with the same languages and page
+            segmentation, N at a time, and prints Markdown for the docs; progress goes to standard
+            error. Build with -c release before measuring.
 
               Quire          a broker on tcp://127.0.0.1:* and N OCR worker threads in this process, and
                              a client with 2N requests in flight: images/s and p50/p90/p99 under that
@@ -42,17 +44,35 @@ enum BenchOCRCommand {
                              build is ~6× slower and the comparison would flatter Quire)
               raw engine     N threads, each its own Recognizer, no broker and no sockets: the ceiling
 
-            With --repeat R each pass reads every image each way, the order turning from pass to pass;
-            passes during which other processes kept the machine busy (from /proc/stat) are left out,
-            and vs CLI / vs raw are medians of the ratios within each pass. When an image has its text
-            next to it (NAME.gt.txt), the table says how many of those words each way found.
+            Which images: a DIR with a manifest.tsv (tab-separated, a header row; columns image or
+            file, and optionally id, lang and group or kind) reads only the images it lists, each in
+            its group and with its own languages (lang, Tesseract names such as fra or chi_sim+eng:
+            Quire's request, the raw engine's and the CLI's -l alike); an image whose languages are
+            not installed is left out with the reason. Without a manifest, every image file in DIR
+            and its subfolders (files are sniffed, not judged by name), each subfolder a group, read
+            with --languages.
+
+            Everything is set up once; then each pass reads the sets one after the other, each set's
+            images each way, the order of the ways turning from pass to pass. With --repeat R, passes
+            during which other processes kept the machine busy (from /proc/stat) are left out of that
+            set's figures, and vs CLI / vs raw are medians of the ratios within each pass.
+
+            Accuracy, when an image has its text next to it (NAME.gt.txt; receipts also NAME.key.json
+            with the date and total): CER (reading order counts), the order-independent word error,
+            and the datasets' bag error, of Quire's one-in-flight replies and of the CLI's stdout, per
+            set pooled, per group, and for half A and half B (an image's document is its file name up
+            to the first '.'; documents sorted by name go alternately to A and B: tune on one, confirm
+            on the other). With several sets a summary of all comes first. The report lists every
+            image whose Quire CER is more than 1 point above the CLI's in the same run; --json has
+            every image's scores as well.
 
             An image that cannot be read is reported and left out; one that fails in a run is reported
             with its file name. Every wait has a deadline. scripts/bench-images DIR makes a test set
-            (DIR/pages, DIR/lines, DIR/photos; for photos, --mode text is what apps would ask for).
+            (DIR/pages, DIR/lines, DIR/photos, DIR/degraded; for photos, --mode text is what apps
+            would ask for).
             """,
         groups: [
-            OptionGroup(options: OptionGroup(settings, defaults: OCRBenchOptions(directory: "")).options + [noCLI.info, mode.info]),
+            OptionGroup(options: OptionGroup(settings, defaults: OCRBenchOptions(directories: [])).options + [noCLI.info, mode.info]),
             OptionGroup("The worker's settings:", OCRConfiguration.settings, defaults: OCRConfiguration()),
             BenchOptions.group,
         ],
@@ -60,24 +80,24 @@ enum BenchOCRCommand {
 
     static func run(_ invocation: Invocation) throws -> Int32 {
         let command = invocation.command
-        guard let directory = invocation.positionals.first else {
-            throw UsageError(command: command, message: "missing DIR, the folder of images (scripts/bench-images makes one)")
+        let directories = invocation.positionals
+        guard !directories.isEmpty else {
+            throw UsageError(command: command, message: "missing DIR, a folder of images (scripts/bench-images makes one)")
         }
-        guard invocation.positionals.count == 1 else {
-            throw UsageError(command: command, message: "unexpected argument '\(invocation.positionals[1])'")
+        for directory in directories {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw UsageError(command: command, message: "'\(directory)' is not a directory")
+            }
         }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw UsageError(command: command, message: "'\(directory)' is not a directory")
-        }
-        var options = OCRBenchOptions(directory: directory)
+        var options = OCRBenchOptions(directories: directories)
         options.configuration = try invocation.configured(OCRConfiguration(), OCRConfiguration.settings)
         options.languages = options.configuration.defaultLanguages
         guard !options.languages.isEmpty, !options.languages.contains(where: \.isEmpty) else {
             throw UsageError(command: command, message: "'--languages': name at least one language, e.g. eng or eng+deu")
         }
         options = try invocation.configured(options, settings)
-        options.mode = try invocation.value(mode).flatMap { OCRRequest.Mode(rawValue: $0) } ?? OCRBenchOptions.defaultMode(for: directory)
+        options.mode = try invocation.value(mode).flatMap { OCRRequest.Mode(rawValue: $0) } ?? OCRBenchOptions.defaultMode(for: directories)
         if try invocation.value(noCLI, or: false) {
             guard !invocation.isGiven(flag: "tesseract") else {
                 throw UsageError(command: command, message: "--no-cli and --tesseract contradict each other")

@@ -62,3 +62,59 @@ struct BagErrorTests {
         #expect(Accuracy.tokens("한국어 텍스트") == ["한국어", "텍스트"])
     }
 }
+
+@Suite("Accuracy rows: pooled, per group, per half")
+struct AccuracyRowsTests {
+    @Test("Means over the images of each selection, Quire's and the CLI's side by side")
+    func rows() throws {
+        let groups = ["prose", "tables", "prose", "tables"]
+        let halves: [Half] = [.a, .a, .b, .b]
+        let quire: [Int: ImageAccuracy] = [
+            0: ImageAccuracy(cer: 0.10, wordError: 0.1, bagError: 0.2),
+            1: ImageAccuracy(cer: 0.50, wordError: 0.3, bagError: 0.6),
+            2: ImageAccuracy(cer: 0.20, wordError: 0.1, bagError: 0.2),
+            3: ImageAccuracy(cer: 0.40, wordError: 0.5, bagError: 1.0),
+        ]
+        let cli: [Int: ImageAccuracy] = [0: ImageAccuracy(cer: 0.30, wordError: 0.2, bagError: 0.4),
+                                         3: ImageAccuracy(cer: 0.10, wordError: 0.1, bagError: 0.2)]
+        let rows = OCRAccuracyRow.rows(groups: groups, halves: halves, quire: quire, cli: cli)
+        #expect(rows.map(\.group) == ["all", "prose", "tables", "half A", "half B"])
+        #expect(rows.map(\.scope) == [.all, .group, .group, .half, .half])
+        let all = try #require(rows[0].quire)
+        #expect(all.images == 4 && all.cerPercent == 30 && all.wordErrorPercent == 25 && all.bagErrorPercent == 50)
+        #expect(all.datePercent == nil && all.keyFieldImages == 0)
+        #expect(rows[1].quire?.cerPercent == 15 && rows[2].quire?.cerPercent == 45)
+        #expect(rows[3].quire?.cerPercent == 30 && rows[4].quire?.cerPercent == 30)
+        // The CLI is pooled over the images it has scores for.
+        #expect(rows[0].cli?.images == 2 && rows[0].cli?.cerPercent == 20)
+        #expect(rows[1].cli?.cerPercent == 30 && rows[2].cli?.cerPercent == 10)
+        #expect(rows[3].cli?.bagErrorPercent == 40 && rows[4].cli?.bagErrorPercent == 20)
+    }
+
+    @Test("One group names the pooled row; no CLI leaves its side empty; key fields are shares")
+    func oneGroup() {
+        let quire: [Int: ImageAccuracy] = [
+            0: ImageAccuracy(cer: 0.2, wordError: 0.2, bagError: 0.2, dateFound: true, totalFound: true),
+            1: ImageAccuracy(cer: 0.4, wordError: 0.2, bagError: 0.2, dateFound: false, totalFound: nil),
+            2: ImageAccuracy(cer: 0.6, wordError: 0.2, bagError: 0.2, dateFound: true, totalFound: false),
+        ]
+        let rows = OCRAccuracyRow.rows(groups: ["receipt", "receipt", "receipt"], halves: [.a, .b, .a], quire: quire, cli: nil)
+        #expect(rows.map(\.group) == ["receipt", "half A", "half B"])
+        #expect(rows.allSatisfy { $0.cli == nil })
+        #expect(rows[0].quire?.keyFieldImages == 3)
+        #expect(rows[0].quire?.datePercent == 66.7 && rows[0].quire?.totalPercent == 50)
+        #expect(rows[1].quire?.images == 2 && rows[1].quire?.cerPercent == 40)
+        #expect(rows[2].quire?.datePercent == 0 && rows[2].quire?.totalPercent == nil)
+    }
+
+    @Test("An image is scored on CER, both word measures and its key fields")
+    func image() {
+        let score = ImageAccuracy(truth: "Date 10/03/2018\nTOTAL 60.30", keyFields: ["date": "10/03/2018", "total": "60.30", "company": "X"],
+                                  text: "date 10/03/2018 total 60.80")
+        #expect(score.dateFound == true && score.totalFound == false)
+        #expect(score.wordError == 0.25 && score.bagError == 0.5)
+        #expect(score.cer > 0.1 && score.cer < 0.4)
+        let none = ImageAccuracy(truth: "a", keyFields: [:], text: "a")
+        #expect(none.dateFound == nil && none.totalFound == nil && none.cer == 0)
+    }
+}

@@ -75,4 +75,12 @@ struct HalvesTests {
         ])
         #expect(Half.assign(ids: []).isEmpty)
     }
+
+    @Test("Set names are the folders' last components, made unique")
+    func setNames() {
+        #expect(OCRBenchOptions.setNames(["/data/documents-dev/", "/tmp/x/degraded", "/other/degraded", "receipts-dev"])
+            == ["documents-dev", "degraded", "degraded (2)", "receipts-dev"])
+        #expect(OCRBenchOptions.defaultMode(for: ["/tmp/qbench/lines"]) == .line)
+        #expect(OCRBenchOptions.defaultMode(for: ["/tmp/qbench/lines", "/tmp/qbench/pages"]) == .document)
+    }
 }
