@@ -111,14 +111,26 @@ extension Image {
     /// The boxes of the connected components that look like glyphs (pixels of this image): not
     /// specks, not rules, not pictures. Found on a binarised copy.
     public func glyphBoxes() throws(ImageError) -> [PixelBox] {
+        try glyphs().upright
+    }
+
+    /// The glyph-sized components of a binarised copy: those that stand upright as letters do (at
+    /// least 4 px high, at most three times as wide as high, at most 8 times as high as wide), and how
+    /// many thin, full-size ones lie on their side against how many stand. Thin means 2.5 to 8 times
+    /// longer than thick; full-size that the long side reaches the median long side of all the
+    /// glyph-sized components. Upright Latin print has many standing ones (`l`, `1`, `I`, `f`) and few
+    /// lying ones (dashes are shorter than letters); a page turned by a quarter has them the other
+    /// way round.
+    public func glyphs() throws(ImageError) -> (upright: [PixelBox], thinStanding: Int, thinLying: Int) {
         let binary = try binary()
-        guard let boxa = pixConnCompBB(binary.pix, 8) else { return [] }
+        guard let boxa = pixConnCompBB(binary.pix, 8) else { return ([], 0, 0) }
         var boxes: UnsafeMutablePointer<BOXA>? = boxa
         defer { boxaDestroy(&boxes) }
         let count = Int(boxaGetCount(boxa))
         var glyphs: [PixelBox] = []
         glyphs.reserveCapacity(count)
-        let tallest = max(8, height / 4)
+        var components: [(long: Int, short: Int, standing: Bool)] = []
+        let tallest = max(8, height / 4), widest = max(8, width / 4)
         for index in 0..<count {
             var x: Int32 = 0, y: Int32 = 0, w: Int32 = 0, h: Int32 = 0
             guard boxaGetBoxGeometry(boxa, Int32(index), &x, &y, &w, &h) == 0 else { continue }
@@ -127,8 +139,19 @@ extension Image {
             if h >= 4, h <= tallest, w <= 3 * h, h <= 8 * max(1, w) {
                 glyphs.append(PixelBox(x: Int(x), y: Int(y), width: Int(w), height: Int(h)))
             }
+            // Glyph-sized either way up.
+            if max(w, h) >= 4, h <= tallest, w <= widest, max(w, h) <= 8 * max(1, min(w, h)) {
+                components.append((Int(max(w, h)), Int(min(w, h)), h >= w))
+            }
         }
-        return glyphs
+        let longs = components.map(\.long).sorted()
+        guard !longs.isEmpty else { return (glyphs, 0, 0) }
+        let full = longs[longs.count / 2]
+        var standing = 0, lying = 0
+        for c in components where c.long >= full && 2 * c.long >= 5 * c.short {
+            if c.standing { standing += 1 } else { lying += 1 }
+        }
+        return (glyphs, standing, lying)
     }
 
     /// The skew of the text lines, in degrees: the clockwise turn that levels them (positive when the

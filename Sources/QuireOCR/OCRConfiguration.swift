@@ -52,6 +52,10 @@ public struct OCRConfiguration: Sendable, Equatable {
     /// With `autoOrientation: true`, OSD's confidence at which its turn is applied before reading,
     /// without reading twice.
     public var trustedOrientationConfidence: Double = 1.5
+    /// Pages on which at least this share of the thin, full-size glyphs lie on their side (0…1) are
+    /// shown to orientation detection before they are read: a page turned by a quarter (upright
+    /// pages stay under 0.65, receipts' dashes included; turned ones measure 0.98 and more).
+    public var sidewaysGlyphs: Double = 0.85
     /// How much more confidently (0…1) a turned page must read to be kept turned.
     public var orientationGain: Double = 0.1
     /// Even out uneven light (background normalisation) when the paper's brightness varies by at
@@ -158,6 +162,8 @@ public struct OCRConfiguration: Sendable, Equatable {
         Setting(\.layoutChoice.minGridRule, variable: "QUIRE_OCR_MIN_GRID_RULE", .number(0...1_000),
                 help: "a vertical rule between text counts as a table's grid from this many line heights long"),
         Setting(\.detectOrientation, variable: "QUIRE_OCR_ORIENTATION", .onOff, help: "check quarter turns of documents that read with low confidence"),
+        Setting(\.sidewaysGlyphs, variable: "QUIRE_OCR_SIDEWAYS_GLYPHS", .number(0...1.01),
+                help: "detect the orientation before reading where this share of thin glyphs lies on its side (above 1: never)"),
         Setting(\.dropNoiseWords, variable: "QUIRE_OCR_DROP_NOISE", .onOff, help: "drop the words made of rules, borders and specks"),
         Setting(\.unifyDecimals, variable: "QUIRE_OCR_DECIMALS", .onOff,
                 help: "give a page's few odd amounts (33,90 among 12.50s) the decimal separator it uses"),

@@ -45,37 +45,49 @@ extension Recognizer {
             return (page, recognized, recognized.meanWordConfidence)
         }
 
-        // Asked for explicitly, orientation is detected before reading, and a confident answer is
-        // trusted (one read, not two).
+        // Orientation is detected before reading when asked for explicitly (a confident answer is
+        // trusted: one read, not two), and when the page's thin glyphs lie on their side: a page turned
+        // by a quarter, which would read as garbage first.
+        let detect = request.autoOrientation ?? (mode == .document && configuration.detectOrientation)
+        let sideways = detect && (prepared.sideways ?? 0) >= configuration.sidewaysGlyphs
         var firstTurns = 0
-        if request.autoOrientation == true, let osd = orientationEngine() {
+        if request.autoOrientation == true || sideways, let osd = orientationEngine() {
             let started = Instant.now()
-            if let guess = osd.orientation(of: prepared.image), guess.rotation != 0, guess.confidence >= configuration.trustedOrientationConfidence {
+            let guess = osd.orientation(of: prepared.image)
+            let trusted = request.autoOrientation == true ? configuration.trustedOrientationConfidence : configuration.orientationConfidence
+            if let guess, guess.rotation != 0, guess.confidence >= trusted, !sideways || guess.rotation % 180 == 90 {
                 firstTurns = guess.rotation / 90
-                steps.append(.init(step: "orientation", applied: true, parameters: [
+                var parameters: [String: Double] = [
                     "rotation": Double(guess.rotation), "confidence": (guess.confidence * 100).rounded() / 100,
-                    "minConfidence": configuration.trustedOrientationConfidence, "ms": started.millisecondsSince,
-                ]))
+                    "minConfidence": trusted, "ms": started.millisecondsSince,
+                ]
+                if let share = prepared.sideways { parameters["sidewaysGlyphs"] = (share * 100).rounded() / 100 }
+                steps.append(.init(step: "orientation", applied: true, parameters: parameters))
             }
             engine.clear()
             prepareSeconds += Instant.now().seconds(since: started)
         }
         var (page, recognized, confidence) = try attempt(turns: firstTurns, steps: &steps)
-        let detect = request.autoOrientation ?? (mode == .document && configuration.detectOrientation)
-        if detect, firstTurns == 0, confidence < configuration.orientationCheckBelow, let osd = orientationEngine() {
-            let started = Instant.now()
-            let guess = osd.orientation(of: page.image)
-            engine.clear()
-            let turns = (guess?.confidence ?? 0) >= configuration.orientationConfidence ? (guess?.rotation ?? 0) / 90 : 0
-            var parameters: [String: Double] = ["minConfidence": configuration.orientationConfidence, "readConfidence": (confidence * 100).rounded() / 100,
-                                                "ms": started.millisecondsSince]
-            if let guess { parameters["rotation"] = Double(guess.rotation); parameters["confidence"] = (guess.confidence * 100).rounded() / 100 }
-            prepareSeconds += Instant.now().seconds(since: started)
+        if detect, confidence < configuration.orientationCheckBelow, let osd = orientationEngine() {
+            var parameters: [String: Double] = ["minConfidence": configuration.orientationConfidence, "readConfidence": (confidence * 100).rounded() / 100]
+            var candidates: [Int] = []
+            if firstTurns == 0 {
+                let started = Instant.now()
+                let guess = osd.orientation(of: page.image)
+                engine.clear()
+                let turns = (guess?.confidence ?? 0) >= configuration.orientationConfidence ? (guess?.rotation ?? 0) / 90 : 0
+                parameters["ms"] = started.millisecondsSince
+                if let guess { parameters["rotation"] = Double(guess.rotation); parameters["confidence"] = (guess.confidence * 100).rounded() / 100 }
+                prepareSeconds += Instant.now().seconds(since: started)
+                // OSD on small print often knows the page is sideways but not which way: when its turn
+                // reads no better, the opposite quarter turn is tried too.
+                candidates = turns == 0 ? [] : [turns]
+                if turns % 2 == 1 { candidates.append(4 - turns) }
+            } else if firstTurns % 2 == 1 {
+                // Turned before reading and still read badly: the other quarter turn.
+                candidates = [4 - firstTurns]
+            }
             var applied = false
-            // OSD on small print often knows the page is sideways but not which way: when its turn
-            // reads no better, the opposite quarter turn is tried too.
-            var candidates = turns == 0 ? [] : [turns]
-            if turns % 2 == 1 { candidates.append(4 - turns) }
             for candidate in candidates {
                 var turnedSteps: [OCRResult.Step] = []
                 let turned = try attempt(turns: candidate, steps: &turnedSteps)
@@ -89,7 +101,9 @@ extension Recognizer {
                     break
                 }
             }
-            steps.append(.init(step: "orientation", applied: applied, parameters: parameters))
+            if firstTurns == 0 || !candidates.isEmpty {
+                steps.append(.init(step: "orientation", applied: applied, parameters: parameters))
+            }
         }
         engine.clear()
         if mode == .document {

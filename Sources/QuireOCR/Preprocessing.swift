@@ -36,6 +36,8 @@ extension Recognizer {
         /// The paper's brightness spread (``Image/backgroundSpread(tiles:)``), measured on the upright
         /// page before it was scaled (nil: the `light` step is off).
         var backgroundSpread: Int?
+        /// The share of thin glyphs lying on their side (``Probe/sideways``; nil: not measured).
+        var sideways: Double?
     }
 
     /// A page ready for the engine, and how its pixels map back.
@@ -61,6 +63,9 @@ extension Recognizer {
         var textBox: PixelBox?
         /// The tones of ink and paper (``Image/tones()``).
         var tones: (ink: Int, paper: Int)
+        /// The share of thin glyphs lying on their side (``Image/glyphs()``): near 0 for upright
+        /// Latin print, near 1 for a page turned by a quarter; nil with too few thin glyphs.
+        var sideways: Double?
         /// The full decode, when probing had to make one (JPEG is probed from a cheap reduced decode).
         var full: Image?
     }
@@ -91,16 +96,17 @@ extension Recognizer {
         if turns != 0 { probe = try probe.rotated(quarterTurns: turns) }
         if mirror { probe = try probe.flippedHorizontally() }
         let tones = try probe.tones()
-        let glyphs = try probe.glyphBoxes()
+        let (glyphs, standing, lying) = try probe.glyphs()
         let heights = glyphs.map(\.height).sorted()
-        guard heights.count >= 12 else { return Probe(tones: tones, full: full) }
+        let sideways = standing + lying >= 20 ? Double(lying) / Double(standing + lying) : nil
+        guard heights.count >= 12 else { return Probe(tones: tones, sideways: sideways, full: full) }
         let median = Double(heights[heights.count / 2])
         let text = Self.textBox(glyphs, glyphHeight: median).map { b in
             PixelBox(x: Int(Double(b.x) * uploadedPerProbe), y: Int(Double(b.y) * uploadedPerProbe),
                      width: Int((Double(b.width) * uploadedPerProbe).rounded(.up)), height: Int((Double(b.height) * uploadedPerProbe).rounded(.up)))
         }
         return Probe(glyphHeight: median * uploadedPerProbe, textBox: text,
-                     tones: tones, full: full)
+                     tones: tones, sideways: sideways, full: full)
     }
 
     /// The factor that brings glyphs of `height` uploaded pixels to the size Tesseract reads best.
@@ -125,6 +131,7 @@ extension Recognizer {
             var scale = 1.0
             var decoded: Image?
             var textBox: PixelBox?
+            var sideways: Double?
             // Tones are kept only for pages that have an ink step.
             var tones: (ink: Int, paper: Int)?
             if configuration.textScaling || configuration.cropToText || configuration.darkenInk {
@@ -136,6 +143,7 @@ extension Recognizer {
                 scale = configuration.textScaling ? textScale(glyphHeight: measured.glyphHeight, mode: mode) : 1
                 var parameters: [String: Double] = ["targetGlyphHeight": configuration.targetGlyphHeight, "ms": started.millisecondsSince]
                 if let height = measured.glyphHeight { parameters["glyphHeight"] = height }
+                sideways = measured.sideways
                 steps.append(.init(step: "scale", applied: abs(scale - 1) > 0.01, parameters: parameters))
             }
             if Double(pixels) * scale * scale > Double(configuration.maxRecognitionPixels) {
@@ -215,6 +223,7 @@ extension Recognizer {
             var prepared = Prepared(image: image, scale: actualScale, quarterTurns: turns, mirrored: mirror, toStored: toUpright.inverse,
                                     steps: steps, tones: tones, backgroundSpread: spread)
             prepared.origin = origin
+            prepared.sideways = sideways
             prepared.skew = skew
             return prepared
         } catch {
