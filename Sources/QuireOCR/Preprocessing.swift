@@ -317,10 +317,12 @@ extension Recognizer {
     }
 
     /// Darkens the ink of `image` by the tone curve unless its paper is grainy or grey (the curve
-    /// would make the paper's darker tenth as dark as print), and records the step.
+    /// would make the paper's darker tenth as dark as print) or the page is already black on white
+    /// (ink 0, paper 255: a rendered page or a bilevel scan has no faint stroke to save, and the curve
+    /// only thickens the anti-aliased edges of its small print), and records the step.
     func darkenInk(_ image: inout Image, tones: (ink: Int, paper: Int), steps: inout [OCRResult.Step]) throws(ImageError) {
         let started = Instant.now()
-        let apply = tones.paper >= configuration.darkenInkMinPaper
+        let apply = tones.paper >= configuration.darkenInkMinPaper && !(tones.ink == 0 && tones.paper == 255)
         // Grey paper is stretched to white first (``OCRConfiguration/whitenPaperBelow``).
         let white = tones.paper < configuration.whitenPaperBelow ? max(1, tones.paper) : 255
         if apply {

@@ -167,12 +167,14 @@ def test_azure_read_v2_decodes_as_the_tutorial_does(quire_bin, stack, files, pag
 
 
 def smeared_page(tmp_path):
-    """Three lines, the middle one smeared past reading (blurred more than the ink step can undo):
+    """Three lines, the middle one smeared past reading (blurred more than the ink step can undo), on
+    a scan's tones (ink 30, paper 245, so that the step darkens the smear into something to read):
     its word comes back with a low confidence, the others high."""
     d = oi.render_lines(["Clear words then", "gibberish", "end"], size=40)
     img = d.image.copy()
     box = (0, int(img.height * 0.38), img.width, int(img.height * 0.62))
     img.paste(img.crop(box).filter(ImageFilter.GaussianBlur(4.5)), box)
+    img = img.point(lambda v: 30 + v * 215 // 255)
     f = tmp_path / "smeared.png"
     img.save(f)
     return f

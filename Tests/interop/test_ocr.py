@@ -487,12 +487,18 @@ def test_degraded_scans(stack, kind):
 
 def test_ink_is_darkened_on_clean_paper_and_not_on_grainy_paper(stack):
     """The `ink` step runs on a document whose paper is clean, with what it measured, and keeps off a
-    grainy scan, where the tone curve would turn the paper's grain as dark as the print."""
+    grainy scan, where the tone curve would turn the paper's grain as dark as the print, and off a page
+    already black on white (a rendered page: nothing faint to save)."""
     def ink_step(image):
         doc = ocr(stack, {}, oi.png(image))
         (step,) = [s for s in doc["metadata"]["steps"] if s["step"] == "ink"]
         return step
-    clean = ink_step(oi.render_lines(SKEW_TEXT, "sans", 36).image)
+    rendered = oi.render_lines(SKEW_TEXT, "sans", 36).image
+    black_on_white = ink_step(rendered)
+    assert not black_on_white["applied"], black_on_white
+    assert black_on_white["parameters"]["inkLevel"] == 0 and black_on_white["parameters"]["paperLevel"] == 255, black_on_white
+    # A scan of the same: ink a dark grey, paper nearly white.
+    clean = ink_step(rendered.point(lambda v: 40 + v * 210 // 255))
     assert clean["applied"] and clean["parameters"]["exponent"] == 3, clean
     assert clean["parameters"]["inkLevel"] < 60 and clean["parameters"]["paperLevel"] >= 200, clean
     grainy = ink_step(_degrade("noise").image)
