@@ -70,6 +70,11 @@ let package = Package(
         // Pixels: decoding (Leptonica, libheif for HEIC), EXIF orientation, the geometry that maps
         // recognition pixels back to the upload, and the preprocessing operations. No engine.
         .target(name: "Imaging", dependencies: ["CLeptonica", "CHeif"]),
+        // PDFium's C API, opened with dlopen at run time (scripts/install-pdfium puts libpdfium.so in
+        // /opt/quire-pdfium): without it quire builds and runs, and only PDF input is off.
+        .target(name: "CPDFium", linkerSettings: [.linkedLibrary("dl")]),
+        // PDF pages: counted, inspected (text layer or pictures), rendered, and read from their text layer.
+        .target(name: "QuirePDF", dependencies: ["CPDFium", "Imaging", "QuireRecognition"]),
         // Engine-neutral recognition, no C: the recognized page, the layout request and its choice
         // from the page's regions, the `TextRecognizer` protocol, and the post-edits as values.
         .target(name: "QuireRecognition", dependencies: ["Imaging", "QuireWire"]),
@@ -78,7 +83,7 @@ let package = Package(
         // The Quire result in other services' shapes (Cloud Vision, Azure Read, Image Analysis) and as
         // the searchable PDF: no C, no sockets, for the CLI and the HTTP gateway alike.
         .target(name: "QuireFormats", dependencies: ["QuireWire"]),
-        .target(name: "QuireOCR", dependencies: ["Tesseract", "Imaging", "QuireRecognition", "QuireWire", "QuireWorker", "QuireSupport", "QuireFormats"]),
+        .target(name: "QuireOCR", dependencies: ["Tesseract", "Imaging", "QuirePDF", "QuireRecognition", "QuireWire", "QuireWorker", "QuireSupport", "QuireFormats"]),
         // One process's stack: a broker, workers of any kind, started and stopped in order (`quire up`,
         // the benchmarks, in-process tests).
         .target(name: "QuireStack", dependencies: ["QuireBroker", "QuireWorker", "ZeroMQ", "QuireSupport"]),
@@ -103,6 +108,7 @@ let package = Package(
         .testTarget(name: "QuireStatsTests", dependencies: ["QuireStats", "QuireMonitor", "QuireSupport", "QuireWire", "QuireHTTP"]),
         .testTarget(name: "QuireTokensTests", dependencies: ["QuireTokens", "QuireJWT", "QuireWire", "QuireSupport"]),
         .testTarget(name: "QuireOCRTests", dependencies: ["QuireOCR", "QuireWire", "Tesseract", "Imaging", "QuireRecognition", "CTesseract", "CLeptonica", "CTesseractShim"]),
+        .testTarget(name: "QuirePDFTests", dependencies: ["QuirePDF", "Imaging", "QuireRecognition"]),
         .testTarget(name: "QuireRecognitionTests", dependencies: ["QuireRecognition", "Imaging", "QuireWire"]),
         .testTarget(name: "QuireBenchTests", dependencies: ["QuireBench"]),
         .testTarget(name: "QuireFormatsTests", dependencies: ["QuireFormats", "QuireWire"], exclude: ["Fixtures"]),

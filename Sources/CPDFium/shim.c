@@ -1,0 +1,96 @@
+// See include/CPDFium.h: PDFium opened with dlopen once, its functions looked up by name into a table.
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "CPDFium.h"
+
+static quire_pdfium_api api;
+static const quire_pdfium_api *loaded;
+static char error_text[512];
+static char loaded_path[512];
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static int bind(void *handle, void **slot, const char *name) {
+    *slot = dlsym(handle, name);
+    if (*slot) return 1;
+    snprintf(error_text, sizeof error_text, "%s has no %s (PDFium too old?)", loaded_path, name);
+    return 0;
+}
+
+static void load(void) {
+    const char *candidates[3] = {getenv("QUIRE_PDFIUM"), "/opt/quire-pdfium/lib/libpdfium.so", "libpdfium.so"};
+    void *handle = NULL;
+    for (int i = 0; i < 3 && !handle; i++) {
+        if (!candidates[i] || !candidates[i][0]) continue;
+        handle = dlopen(candidates[i], RTLD_NOW | RTLD_LOCAL);
+        if (handle) snprintf(loaded_path, sizeof loaded_path, "%s", candidates[i]);
+        if (i == 0 && !handle) {  // a named file that does not load is an error, not a reason to look elsewhere
+            snprintf(error_text, sizeof error_text, "QUIRE_PDFIUM=%s: %s", candidates[0], dlerror());
+            return;
+        }
+    }
+    if (!handle) {
+        snprintf(error_text, sizeof error_text, "no libpdfium.so (scripts/install-pdfium installs it in /opt/quire-pdfium)");
+        return;
+    }
+#define BIND(field, name) if (!bind(handle, (void **)&api.field, name)) { dlclose(handle); loaded_path[0] = 0; return; }
+    BIND(InitLibraryWithConfig, "FPDF_InitLibraryWithConfig")
+    BIND(GetLastError, "FPDF_GetLastError")
+    BIND(LoadMemDocument64, "FPDF_LoadMemDocument64")
+    BIND(CloseDocument, "FPDF_CloseDocument")
+    BIND(GetPageCount, "FPDF_GetPageCount")
+    BIND(GetSecurityHandlerRevision, "FPDF_GetSecurityHandlerRevision")
+    BIND(GetPageSizeByIndexF, "FPDF_GetPageSizeByIndexF")
+    BIND(LoadPage, "FPDF_LoadPage")
+    BIND(ClosePage, "FPDF_ClosePage")
+    BIND(GetPageWidthF, "FPDF_GetPageWidthF")
+    BIND(GetPageHeightF, "FPDF_GetPageHeightF")
+    BIND(PageToDevice, "FPDF_PageToDevice")
+    BIND(BitmapCreateEx, "FPDFBitmap_CreateEx")
+    BIND(BitmapFillRect, "FPDFBitmap_FillRect")
+    BIND(BitmapGetBuffer, "FPDFBitmap_GetBuffer")
+    BIND(BitmapGetStride, "FPDFBitmap_GetStride")
+    BIND(BitmapDestroy, "FPDFBitmap_Destroy")
+    BIND(RenderPageBitmap, "FPDF_RenderPageBitmap")
+    BIND(PageCountObjects, "FPDFPage_CountObjects")
+    BIND(PageGetObject, "FPDFPage_GetObject")
+    BIND(FormObjCountObjects, "FPDFFormObj_CountObjects")
+    BIND(FormObjGetObject, "FPDFFormObj_GetObject")
+    BIND(PageObjGetType, "FPDFPageObj_GetType")
+    BIND(PageObjGetBounds, "FPDFPageObj_GetBounds")
+    BIND(TextObjGetTextRenderMode, "FPDFTextObj_GetTextRenderMode")
+    BIND(ImageObjGetImagePixelSize, "FPDFImageObj_GetImagePixelSize")
+    BIND(TextLoadPage, "FPDFText_LoadPage")
+    BIND(TextClosePage, "FPDFText_ClosePage")
+    BIND(TextCountChars, "FPDFText_CountChars")
+    BIND(TextGetUnicode, "FPDFText_GetUnicode")
+    BIND(TextIsGenerated, "FPDFText_IsGenerated")
+    BIND(TextGetCharBox, "FPDFText_GetCharBox")
+    BIND(TextGetFontSize, "FPDFText_GetFontSize")
+    BIND(TextGetLooseCharBox, "FPDFText_GetLooseCharBox")
+    BIND(TextGetCharAngle, "FPDFText_GetCharAngle")
+    BIND(TextGetTextObject, "FPDFText_GetTextObject")
+    BIND(TextHasUnicodeMapError, "FPDFText_HasUnicodeMapError")
+#undef BIND
+    quire_fpdf_library_config config = {2, NULL, NULL, 0, NULL};
+    api.InitLibraryWithConfig(&config);
+    loaded = &api;
+}
+
+const quire_pdfium_api *quire_pdfium(void) {
+    pthread_once(&once, load);
+    return loaded;
+}
+
+const char *quire_pdfium_error(void) {
+    pthread_once(&once, load);
+    return loaded ? NULL : error_text;
+}
+
+const char *quire_pdfium_path(void) {
+    pthread_once(&once, load);
+    return loaded ? loaded_path : NULL;
+}

@@ -1,0 +1,181 @@
+import Foundation
+import Imaging
+import QuirePDF
+import QuireRecognition
+import Testing
+
+/// PDFium as Quire drives it: files opened from memory (or refused with a typed reason), pages
+/// inspected, rendered and read from their text layer, boxes in the pixels of the page at a resolution.
+/// PDFium comes from scripts/install-pdfium, which `scripts/test` runs first.
+@Suite("PDF documents")
+struct PDFDocumentTests {
+    init() throws {
+        try #require(PDFDocument.isAvailable, "PDFium is not installed: \(PDFDocument.unavailableReason ?? "")")
+    }
+
+    @Test("a PDF is told from its first kilobyte, other files are not")
+    func sniffing() {
+        #expect(PDFDocument.sniff(Array("%PDF-1.7\n".utf8)))
+        #expect(PDFDocument.sniff(Array(repeating: 0x20, count: 500) + Array("%PDF-1.4".utf8)))
+        #expect(!PDFDocument.sniff(Array(repeating: 0x20, count: 1_100) + Array("%PDF-1.4".utf8)))
+        #expect(!PDFDocument.sniff([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]))
+        #expect(!PDFDocument.sniff(Array("%PDF".utf8)))
+    }
+
+    @Test("a page's text layer gives its words where they are drawn")
+    func textLayerWords() throws {
+        var page = TestPDF.Page()
+        page.texts = [.init(x: 72, y: 720, size: 12, string: "Quarterly report"), .init(x: 72, y: 700, size: 12, string: "Revenue rose (3%)")]
+        let document = try PDFDocument(TestPDF(pages: [page]).bytes())
+        #expect(document.pageCount == 1)
+        let size = try document.pageSize(0)
+        #expect(size.width == 612 && size.height == 792)
+        let contents = try document.contents(0)
+        #expect(contents.visibleCharacters == "Quarterlyreport".count + "Revenuerose(3%)".count)
+        #expect(contents.invisibleCharacters == 0 && contents.unmappedCharacters == 0 && contents.imageCover == 0)
+
+        let read = try document.textLayer(0, dpi: 300, language: "eng", symbols: true)
+        #expect(read.width == 2_550 && read.height == 3_300)
+        let lines = read.blocks.flatMap(\.children).flatMap(\.children)
+        #expect(lines.map(\.text) == ["Quarterly report", "Revenue rose (3%)"])
+        let first = lines[0].children[0]
+        #expect(first.text == "Quarterly" && first.confidence == 1 && first.language == "eng")
+        #expect(first.children.map(\.text).joined() == "Quarterly")
+        // 72 pt from the left at 300 dpi is 300 px; the baseline 72 pt from the top, 300 px down, and
+        // 12 pt capitals stand about 36 px above it.
+        #expect(abs(first.box.x - 300) <= 3)
+        #expect(first.box.y + first.box.height >= 290 && first.box.y + first.box.height <= 320)
+        #expect(first.box.y >= 240 && first.box.y < 290)
+        #expect(lines[1].box.y > lines[0].box.y + lines[0].box.height - 5)
+        #expect(read.text == "Quarterly report\nRevenue rose (3%)\n")
+    }
+
+    @Test("two columns read column by column, each a block of its own")
+    func columns() throws {
+        var page = TestPDF.Page()
+        for (i, y) in [700.0, 686, 672].enumerated() {
+            page.texts.append(.init(x: 72, y: y, size: 11, string: "left line \(i + 1)"))
+        }
+        for (i, y) in [700.0, 686, 672].enumerated() {
+            page.texts.append(.init(x: 330, y: y, size: 11, string: "right line \(i + 1)"))
+        }
+        let read = try PDFDocument(TestPDF(pages: [page]).bytes()).textLayer(0, dpi: 150, language: nil, symbols: false)
+        #expect(read.blocks.map(\.text) == ["left line 1\nleft line 2\nleft line 3", "right line 1\nright line 2\nright line 3"])
+        #expect(read.blocks[0].children[0].children[0].children[0].children.isEmpty, "no symbols asked for")
+    }
+
+    @Test("invisible text (another program's OCR layer) is counted apart from what the page shows")
+    func invisibleText() throws {
+        var page = TestPDF.Page()
+        page.texts = [.init(x: 72, y: 700, size: 12, string: "hidden words", mode: 3), .init(x: 72, y: 600, size: 12, string: "shown", mode: 0)]
+        let contents = try PDFDocument(TestPDF(pages: [page]).bytes()).contents(0)
+        #expect(contents.invisibleCharacters == "hiddenwords".count)
+        #expect(contents.visibleCharacters == "shown".count)
+    }
+
+    @Test("a scanned page is a picture over the page: its cover, its resolution, and its pixels rendered")
+    func scannedPage() throws {
+        // 850×1100 pixels over 8.5×11 inches: a 100 dpi scan.
+        let picture = TestPDF.Picture(x: 0, y: 0, width: 612, height: 792, columns: 850, rows: 1_100,
+                                      grey: TestPDF.stripes(columns: 850, rows: 1_100, period: 50))
+        let document = try PDFDocument(TestPDF(pages: [TestPDF.Page(pictures: [picture])]).bytes())
+        let contents = try document.contents(0)
+        #expect(contents.visibleCharacters == 0)
+        #expect(abs(contents.imageCover - 1) < 0.001)
+        #expect(abs((contents.imageResolution ?? 0) - 100) < 0.5)
+
+        let image = try document.render(0, dpi: 100, maxPixels: 10_000_000)
+        #expect(image.width == 850 && image.height == 1_100 && image.resolution == 100)
+        let tones = try image.grey().tones()
+        #expect(tones.ink < 40 && tones.paper > 215, "the picture's black bars on white: \(tones)")
+        // Rows 50…99 of the picture are black from x = 85 to 764; rows 0…49 white.
+        let grey = try image.grey()
+        #expect(grey.greyLevel(x: 400, y: 75) < 40 && grey.greyLevel(x: 100, y: 75) < 40)
+        #expect(grey.greyLevel(x: 400, y: 25) > 215 && grey.greyLevel(x: 40, y: 75) > 215)
+    }
+
+    @Test("a picture in a corner covers its share of the page")
+    func pictureCover() throws {
+        let picture = TestPDF.Picture(x: 0, y: 396, width: 306, height: 396, columns: 30, rows: 40, grey: [UInt8](repeating: 0, count: 1_200))
+        var page = TestPDF.Page(pictures: [picture])
+        page.texts = [.init(x: 330, y: 100, size: 12, string: "caption")]
+        let contents = try PDFDocument(TestPDF(pages: [page]).bytes()).contents(0)
+        #expect(abs(contents.imageCover - 0.25) < 0.001)
+        // 30 pixels over 4.25 inches across, 40 over 5.5 inches down: about 7.2 pixels per inch.
+        #expect(abs((contents.imageResolution ?? 0) - (30.0 * 40 / (4.25 * 5.5)).squareRoot()) < 0.01)
+    }
+
+    @Test("a turned page (/Rotate 90) is measured and read upright")
+    func rotatedPage() throws {
+        var page = TestPDF.Page(rotate: 90)
+        page.texts = [.init(x: 72, y: 720, size: 12, string: "turned")]
+        let document = try PDFDocument(TestPDF(pages: [page]).bytes())
+        let size = try document.pageSize(0)
+        #expect(size.width == 792 && size.height == 612)
+        let read = try document.textLayer(0, dpi: 72, language: nil, symbols: false)
+        #expect(read.width == 792 && read.height == 612)
+        let word = try #require(read.blocks.first?.children.first?.children.first?.children.first)
+        #expect(word.text == "turned")
+        // Turned clockwise, the text near the page's top left runs down near the right edge: a box
+        // taller than wide, inside the page.
+        #expect(word.box.height > word.box.width)
+        #expect(word.box.x > 600 && word.box.x + word.box.width <= 792)
+        let image = try document.render(0, dpi: 72, maxPixels: 1_000_000)
+        #expect(image.width == 792 && image.height == 612)
+    }
+
+    @Test("a page too large for the pixel budget is refused before it is rendered")
+    func pageBomb() throws {
+        // 200 inches wide: 60,000 pixels at 300 dpi.
+        let document = try PDFDocument(TestPDF(pages: [TestPDF.Page(width: 14_400, height: 792)]).bytes())
+        #expect(throws: PDFError.self) { try document.render(0, dpi: 300, maxPixels: 60_000_000) }
+        do {
+            _ = try document.render(0, dpi: 300, maxPixels: 60_000_000)
+        } catch {
+            #expect(error.code == .tooManyPixels)
+            #expect(error.message.contains("200"))
+        }
+    }
+
+    @Test("files that are not PDFs, damaged ones, encrypted ones and empty ones are refused with their reason")
+    func refusals() throws {
+        func code(_ bytes: [UInt8]) -> PDFError.Code? {
+            do { _ = try PDFDocument(bytes); return nil } catch { return error.code }
+        }
+        #expect(code(Array("%PDF-1.7\nnot really a PDF at all\n".utf8)) == .corrupt)
+        #expect(code(Array("%PDF-".utf8)) == .corrupt)
+        #expect(code(TestPDF(pages: [TestPDF.Page()], encrypted: true).bytes()) == .passwordProtected)
+        #expect(code(TestPDF(pages: []).bytes()) == .noPages)
+        // A page tree that claims pages it does not have: the ones it has are counted.
+        var lying = TestPDF(pages: [TestPDF.Page()])
+        lying.declaredCount = 5
+        let document = try PDFDocument(lying.bytes())
+        #expect(document.pageCount >= 1)
+    }
+
+    @Test("a file cut short is rebuilt from what is left (PDFium repairs its cross-references) or refused as corrupt")
+    func truncated() throws {
+        var page = TestPDF.Page()
+        page.texts = [.init(x: 72, y: 700, size: 12, string: "still here")]
+        let whole = TestPDF(pages: [page, page]).bytes()
+        for cut in stride(from: 20, to: whole.count, by: max(1, whole.count / 40)) {
+            do {
+                let document = try PDFDocument(Array(whole[..<cut]))
+                for index in 0..<document.pageCount {
+                    _ = try? document.textLayer(index, dpi: 72, language: nil, symbols: true)
+                    _ = try? document.render(index, dpi: 36, maxPixels: 1_000_000)
+                }
+            } catch {
+                #expect([.corrupt, .noPages].contains(error.code), "cut at \(cut): \(error)")
+            }
+        }
+        // A cross-reference table whose offsets all point to the wrong place: the objects are found anyway.
+        let text = String(decoding: whole, as: UTF8.self)
+        let table = try #require(text.range(of: "xref\n"))
+        let broken = text[..<table.lowerBound] + text[table.lowerBound...].replacingOccurrences(of: "\n00000", with: "\n00009")
+        #expect(broken != text)
+        let repaired = try PDFDocument(Array(broken.utf8))
+        #expect(repaired.pageCount == 2)
+        #expect(try repaired.textLayer(1, dpi: 72, language: nil, symbols: false).text == "still here\n")
+    }
+}
