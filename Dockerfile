@@ -10,7 +10,8 @@
 # From a static binary already built on a Debian 12 host (what scripts/docker-smoke does where no
 # registry answers; the base image then comes from scripts/docker-base):
 #   swift build -c release --static-swift-stdlib --product quire
-#   mkdir -p ctx/scripts && cp .build/release/quire ctx/ && cp -r scripts/build-tesseract scripts/tesseract-patches ctx/scripts/
+#   mkdir -p ctx/scripts && cp .build/release/quire ctx/ && cp -r scripts/build-tesseract scripts/tesseract-patches scripts/install-pdfium ctx/scripts/
+#   cp -r /opt/quire-pdfium ctx/quire-pdfium     # PDF input (scripts/install-pdfium made it on the host)
 #   docker build --build-arg QUIRE_BINARY=quire --build-arg BUILD_IMAGE=quire-base:bookworm-slim \
 #     --build-arg RUNTIME_IMAGE=quire-base:bookworm-slim -t quire -f Dockerfile ctx
 #
@@ -39,7 +40,7 @@ RUN set -eux; \
         apt-get update; \
         apt-get install -y --no-install-recommends \
             libzmq3-dev libtesseract-dev libleptonica-dev libsodium-dev libsqlite3-dev libheif-dev \
-            libmicrohttpd-dev libcurl4-openssl-dev cmake g++ make patch; \
+            libmicrohttpd-dev libcurl4-openssl-dev cmake g++ make patch python3 python3-venv; \
         rm -rf /var/lib/apt/lists/*; \
     fi
 # Tesseract 5.5 built from Debian 13's source into /opt/quire-tesseract, which Package.swift links
@@ -48,16 +49,23 @@ RUN set -eux; \
 COPY scripts/build-tesseract /usr/local/bin/build-tesseract
 COPY scripts/tesseract-patches/ /usr/local/bin/tesseract-patches/
 RUN set -eux; if [ -z "$QUIRE_BINARY" ]; then build-tesseract; fi
+# PDFium (PDF input), loaded by quire at run time from /opt/quire-pdfium: fetched through pip's index
+# when compiling; taken from the context (quire-pdfium/) with a prebuilt binary. Without it, the
+# image reads every format but PDF.
+COPY scripts/install-pdfium /usr/local/bin/install-pdfium
+RUN set -eux; if [ -z "$QUIRE_BINARY" ]; then install-pdfium; fi
 WORKDIR /src
 # SwiftPM wants every target's directory, the test targets' too (.dockerignore leaves out .build).
 COPY . ./
 RUN set -eux; \
     if [ -n "$QUIRE_BINARY" ]; then \
         install -D -m 0755 "$QUIRE_BINARY" /out/quire; \
+        if [ -d quire-pdfium ]; then rm -rf /opt/quire-pdfium; cp -r quire-pdfium /opt/quire-pdfium; fi; \
     else \
         swift build -c release --static-swift-stdlib --product quire; \
         install -D -m 0755 "$(swift build -c release --show-bin-path)/quire" /out/quire; \
-    fi
+    fi; \
+    mkdir -p /opt/quire-pdfium
 
 # ---- runtime: Debian's shared libraries, language packs, an unprivileged user, the binary -------
 FROM ${RUNTIME_IMAGE} AS runtime
@@ -100,5 +108,6 @@ ENTRYPOINT ["quire"]
 CMD ["broker"]
 
 COPY --from=build /out/quire /usr/local/bin/quire
+COPY --from=build /opt/quire-pdfium /opt/quire-pdfium
 # Fails the build if a library is missing or the binary is not for this system.
 RUN ["quire", "--version"]
