@@ -73,7 +73,7 @@ public struct GatewayFailure: Error, Sendable, Equatable {
     /// The failure a broker or worker error stands for.
     public init(_ error: WireError) {
         switch error.code {
-        case .notAnImage, .unsupportedFormat, .corruptImage, .tooManyPixels, .tooManyPages, .unknownLanguage, .tooLarge, .badRequest,
+        case .notAnImage, .unsupportedFormat, .corruptImage, .tooManyPixels, .tooManyPages, .passwordProtected, .unknownLanguage, .tooLarge, .badRequest,
              .invalidJSON:
             self.init(.invalidImage, error.message)
         case .unauthenticated, .tokenExpired:

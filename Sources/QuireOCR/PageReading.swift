@@ -18,10 +18,10 @@ extension Recognizer {
     /// Prepares, reads and builds one page. Orientation is checked after reading, where it costs
     /// nothing for upright pages: a page read with low confidence is shown to orientation detection,
     /// and when it says the page is turned, it is turned and read again, and the better read is kept.
-    func readPage(_ bytes: [UInt8], header: Image.Header, number: Int, exif: Int, request: OCRRequest, mode: OCRRequest.Mode,
+    func readPage(_ source: PageSource, number: Int, request: OCRRequest, mode: OCRRequest.Mode,
                   outputs: Set<OCRRequest.Output>, engine: any TextRecognizer) throws(WireError) -> PageRead {
         let t0 = Instant.now()
-        let prepared = try prepare(bytes, header: header, page: number - 1, exif: exif, request: request)
+        let prepared = try prepare(source, request: request)
         var steps = prepared.steps
         var prepareSeconds = Instant.now().seconds(since: t0)
         var recognizeSeconds = 0.0
@@ -30,7 +30,7 @@ extension Recognizer {
         let symbols = request.symbols ?? true
         func attempt(turns: Int, steps: inout [OCRResult.Step]) throws(WireError) -> (PreparedPage, RecognizedPage, Double) {
             let t1 = Instant.now()
-            let page = try preprocess(prepared, header: header, mode: mode, turns: turns, steps: &steps)
+            let page = try preprocess(prepared, source: source, mode: mode, turns: turns, steps: &steps)
             let t2 = Instant.now()
             let recognized: RecognizedPage
             do throws(RecognitionError) {

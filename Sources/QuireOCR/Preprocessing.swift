@@ -72,27 +72,27 @@ extension Recognizer {
 
     /// Measures the page on a copy of at most ``OCRConfiguration/textSizeProbePixels`` turned upright:
     /// its glyphs' median height, the box around its text and how dark its ink is.
-    func probe(_ bytes: [UInt8], header: Image.Header, page: Int, exif: Int) throws(ImageError) -> Probe {
-        let pixels = Double(header.width * header.height)
+    func probe(_ source: PageSource) throws(ImageError) -> Probe {
+        let pixels = Double(source.width * source.height)
         let probeScale = min(1, (Double(configuration.textSizeProbePixels) / pixels).squareRoot())
         var full: Image?
         var probe: Image
-        if header.format == .jpeg {
+        if source.reducible {
             var reduction = 1
             while reduction < 8 && 1.0 / Double(reduction * 2) >= probeScale { reduction *= 2 }
-            probe = try Image.decode(bytes, format: .jpeg, page: page, jpegReduction: reduction).grey()
+            probe = try source.decode(reduction).grey()
             if reduction == 1 { full = probe }
         } else {
-            let decoded = try Image.decode(bytes, format: header.format, page: page)
+            let decoded = try source.decode(1)
             full = decoded
             probe = try decoded.grey()
         }
-        let factor = probeScale * Double(header.width) / Double(probe.width)
+        let factor = probeScale * Double(source.width) / Double(probe.width)
         if abs(factor - 1) > 0.01 { probe = try probe.scaled(by: factor) }
-        let uploadedPerProbe = Double(header.width) / Double(probe.width)
+        let uploadedPerProbe = Double(source.width) / Double(probe.width)
         // Glyphs are measured on the upright page: a sideways page's glyph heights are its glyphs'
         // widths, and the text's box is wanted in upright coordinates.
-        let (turns, mirror) = EXIFOrientation.correction(for: exif)
+        let (turns, mirror) = EXIFOrientation.correction(for: source.exif)
         if turns != 0 { probe = try probe.rotated(quarterTurns: turns) }
         if mirror { probe = try probe.flippedHorizontally() }
         let tones = try probe.tones()
@@ -123,9 +123,9 @@ extension Recognizer {
         return 1
     }
 
-    func prepare(_ bytes: [UInt8], header: Image.Header, page: Int, exif: Int, request: OCRRequest) throws(WireError) -> Prepared {
+    func prepare(_ source: PageSource, request: OCRRequest) throws(WireError) -> Prepared {
         do throws(ImageError) {
-            let pixels = header.width * header.height
+            let pixels = source.width * source.height
             let mode = request.mode ?? .document
             var steps: [OCRResult.Step] = []
             var scale = 1.0
@@ -136,7 +136,7 @@ extension Recognizer {
             var tones: (ink: Int, paper: Int)?
             if configuration.textScaling || configuration.cropToText || configuration.darkenInk {
                 let started = Instant.now()
-                let measured = try probe(bytes, header: header, page: page, exif: exif)
+                let measured = try probe(source)
                 decoded = measured.full
                 textBox = measured.textBox
                 if mode == .document && configuration.darkenInk { tones = measured.tones }
@@ -151,12 +151,12 @@ extension Recognizer {
             }
             // A JPEG can be decoded at 1/2, 1/4 or 1/8 size for a fraction of the cost.
             var reduction = 1
-            if header.format == .jpeg, decoded == nil {
+            if source.reducible, decoded == nil {
                 while reduction < 8 && 1.0 / Double(reduction * 2) >= scale { reduction *= 2 }
             }
             var image: Image
             if let decoded { image = decoded } else {
-                image = try Image.decode(bytes, format: header.format, page: page, jpegReduction: reduction)
+                image = try source.decode(reduction)
             }
             let fileDPI = image.resolution * reduction
             image = try image.grey()
@@ -166,12 +166,12 @@ extension Recognizer {
             let spread = configuration.evenLight ? try image.backgroundSpread() : nil
             // An unevenly lit page is darkened after the `light` step (see `preprocess`).
             if let tones, !Self.isUneven(spread, configuration) { try darkenInk(&image, tones: tones, steps: &steps) }
-            let uploadedWidth = Double(header.width)
+            let uploadedWidth = Double(source.width)
             // Decoded pixels per uploaded pixel (fewer when a JPEG was decoded reduced).
             let decodedPerUploaded = Double(image.width) / uploadedWidth
-            let (turns, mirror) = EXIFOrientation.correction(for: exif)
+            let (turns, mirror) = EXIFOrientation.correction(for: source.exif)
             // Transform from stored (at uploaded resolution) to upright, then invert.
-            let storedWidth = uploadedWidth, storedHeight = Double(header.height)
+            let storedWidth = uploadedWidth, storedHeight = Double(source.height)
             var toUpright = Affine.rotation(quarterTurns: turns, width: storedWidth, height: storedHeight)
             if turns != 0 { image = try image.rotated(quarterTurns: turns) }
             if mirror {
@@ -232,7 +232,7 @@ extension Recognizer {
     }
 
     /// Quarter turns, deskew and light, in that order, on the prepared page.
-    func preprocess(_ prepared: Prepared, header: Image.Header, mode: OCRRequest.Mode, turns: Int,
+    func preprocess(_ prepared: Prepared, source: PageSource, mode: OCRRequest.Mode, turns: Int,
                     steps: inout [OCRResult.Step]) throws(WireError) -> PreparedPage {
         do throws(ImageError) {
             var image = prepared.image
@@ -247,8 +247,8 @@ extension Recognizer {
                 // The page as EXIF left it, at the uploaded resolution (exact, not from scaled pixels).
                 let sideways = prepared.quarterTurns % 2 == 1
                 let before = Affine.rotation(quarterTurns: turns,
-                                             width: Double(sideways ? header.height : header.width),
-                                             height: Double(sideways ? header.width : header.height))
+                                             width: Double(sideways ? source.height : source.width),
+                                             height: Double(sideways ? source.width : source.height))
                 forward = before.inverse.then(forward)
                     .then(Affine.rotation(quarterTurns: turns, width: Double(image.width), height: Double(image.height)))
                 image = try image.rotated(quarterTurns: turns)
@@ -257,7 +257,7 @@ extension Recognizer {
                 quarterTurns += turns
             }
             let sideways = quarterTurns % 2 == 1
-            let size = (width: sideways ? header.height : header.width, height: sideways ? header.width : header.height)
+            let size = (width: sideways ? source.height : source.width, height: sideways ? source.width : source.height)
             var deskewAngle = 0.0
             // A quarter turn found after reading leaves the skew as it was, but lines that stood
             // sideways when it was measured gave no angle: measured again on the turned page.

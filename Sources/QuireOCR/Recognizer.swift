@@ -3,6 +3,7 @@ import QuireSupport
 import QuireWire
 import Imaging
 import QuireRecognition
+import QuirePDF
 import Tesseract
 
 /// Reads images: decode, orient, scale, recognise, build the result. One per worker thread: it owns
@@ -20,6 +21,11 @@ public final class Recognizer {
 
     /// The version of the Tesseract library loaded (Debian 12's 5.3.0; see docs/ocr.md).
     public static var engineVersion: String { Engine.version }
+
+    /// The PDF library this process reads PDFs with (`pdfium chromium/8149`), or why PDF input is off.
+    public static var pdfLibrary: String {
+        PDFDocument.libraryVersion.map { "pdfium " + $0 } ?? "off, " + (PDFDocument.unavailableReason ?? "no library")
+    }
 
     /// Installed Tesseract packs.
     public var installedLanguages: [String] { installed.sorted() }
@@ -71,6 +77,7 @@ public final class Recognizer {
         guard bytes.count <= configuration.maxImageBytes else {
             throw WireError(.tooLarge, "the image has \(bytes.count) bytes; the limit is \(configuration.maxImageBytes)", limit: configuration.maxImageBytes)
         }
+        if PDFDocument.sniff(bytes) { return (try recognizePDF(request, bytes: bytes, start: start), []) }
         let header: Image.Header
         do { header = try Image.header(bytes) } catch { throw Self.wire(error) }
         guard header.width * header.height <= configuration.maxPixels else {
@@ -112,7 +119,7 @@ public final class Recognizer {
 
         for number in pageNumbers {
             let pageHeader = pageHeaders[number] ?? header
-            let read = try readPage(bytes, header: pageHeader, number: number, exif: exif, request: request, mode: mode,
+            let read = try readPage(.file(bytes, header: pageHeader, page: number - 1, exif: exif), number: number, request: request, mode: mode,
                                     outputs: outputs, engine: engine)
             decodeSeconds += read.prepareSeconds
             recognizeSeconds += read.recognizeSeconds

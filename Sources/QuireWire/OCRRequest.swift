@@ -13,6 +13,15 @@ public struct OCRRequest: Codable, Sendable, Equatable {
         case line
     }
 
+    /// What to do with a PDF page's own text (its text layer).
+    public enum TextLayer: String, Codable, Sendable {
+        /// Take a page's text from its layer where the page draws visible text that maps to Unicode and
+        /// pictures cover less than a quarter of it; read every other page by OCR.
+        case auto
+        /// Read every page by OCR, whatever text it holds (as `ocrmypdf --force-ocr` does).
+        case ignore
+    }
+
     public enum Output: String, Codable, Sendable, CaseIterable {
         case result, text, hocr, alto, tsv
         /// A searchable PDF, in the reply's second frame (see ``OCRResult/attachments``).
@@ -22,14 +31,17 @@ public struct OCRRequest: Codable, Sendable, Equatable {
     /// BCP-47 tags (`en`, `zh-Hans`) or Tesseract pack names (`eng`, `chi_sim`); `eng+deu` also works.
     public var languages: [String]?
     public var mode: Mode?
-    /// 1-based page numbers to read (multi-page TIFF); all pages when absent.
+    /// 1-based page numbers to read (a PDF's or a multi-page TIFF's); all pages when absent.
     public var pages: [Int]?
     /// What to return; the Quire result by default.
     public var outputs: [Output]?
     /// Detect the page orientation (OSD) and turn the image upright before reading.
     public var autoOrientation: Bool?
-    /// The scan's resolution when the file does not say (or says wrongly).
+    /// The scan's resolution when the file does not say (or says wrongly); for a PDF, the resolution
+    /// its pages are rendered at for OCR.
     public var dpi: Int?
+    /// A PDF page's own text: used where it can be (`auto`, the default) or ignored for OCR.
+    public var textLayer: TextLayer?
     /// Return each word's symbols (characters with boxes); true by default.
     public var symbols: Bool?
     /// The access token for the broker's check (`docs/auth.md`); the worker never sees a use for it.
@@ -39,7 +51,7 @@ public struct OCRRequest: Codable, Sendable, Equatable {
     public var job: JobOptions?
 
     public init(languages: [String]? = nil, mode: Mode? = nil, pages: [Int]? = nil, outputs: [Output]? = nil, autoOrientation: Bool? = nil, dpi: Int? = nil,
-                symbols: Bool? = nil, token: String? = nil, job: JobOptions? = nil) {
+                symbols: Bool? = nil, textLayer: TextLayer? = nil, token: String? = nil, job: JobOptions? = nil) {
         self.languages = languages
         self.mode = mode
         self.pages = pages
@@ -47,11 +59,12 @@ public struct OCRRequest: Codable, Sendable, Equatable {
         self.autoOrientation = autoOrientation
         self.dpi = dpi
         self.symbols = symbols
+        self.textLayer = textLayer
         self.token = token
         self.job = job
     }
 
-    enum CodingKeys: String, CodingKey { case languages, mode, pages, outputs, autoOrientation, dpi, symbols, token, job }
+    enum CodingKeys: String, CodingKey { case languages, mode, pages, outputs, autoOrientation, dpi, symbols, textLayer, token, job }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -69,6 +82,7 @@ public struct OCRRequest: Codable, Sendable, Equatable {
         autoOrientation = try c.decodeIfPresent(Bool.self, forKey: .autoOrientation)
         dpi = try c.decodeIfPresent(Int.self, forKey: .dpi)
         symbols = try c.decodeIfPresent(Bool.self, forKey: .symbols)
+        textLayer = try c.decodeIfPresent(TextLayer.self, forKey: .textLayer)
         // The broker has checked these before the worker sees the frame; the worker does not need them.
         token = try? c.decodeIfPresent(String.self, forKey: .token)
         job = try? c.decodeIfPresent(JobOptions.self, forKey: .job)
@@ -102,7 +116,7 @@ public struct OCRRequest: Codable, Sendable, Equatable {
             if field == nil {
                 // Foundation on Linux reports some failures (a fraction for an integer) without a
                 // path: the field is the first one that does not decode on its own.
-                field = [CodingKeys.languages, .mode, .pages, .outputs, .autoOrientation, .dpi, .symbols].first { key in
+                field = [CodingKeys.languages, .mode, .pages, .outputs, .autoOrientation, .dpi, .symbols, .textLayer].first { key in
                     guard let value = object[key.stringValue], JSONSerialization.isValidJSONObject([key.stringValue: value]),
                           let alone = try? JSONSerialization.data(withJSONObject: [key.stringValue: value]) else { return false }
                     return (try? JSONDecoder().decode(OCRRequest.self, from: alone)) == nil
@@ -113,6 +127,7 @@ public struct OCRRequest: Codable, Sendable, Equatable {
             let rule: String
             switch field {
             case .mode?: rule = "must be one of document, text, line"
+            case .textLayer?: rule = "must be one of auto, ignore"
             case .outputs?: rule = element ? "must be one of result, text, hocr, alto, tsv, pdf" : "must be a list of result, text, hocr, alto, tsv, pdf"
             case .languages?: rule = element ? "must be a language name (eng, de, zh-Hans)"
                 : "must be a list of language names (eng, de, zh-Hans) or one string like eng+deu"

@@ -170,6 +170,11 @@ public struct OCRResult: Codable, Sendable, Equatable {
         public var blocks: [Block]
         /// This page rendered from its result when requested (`text`, `hocr`, `alto`, `tsv`; QuireFormats).
         public var renderings: [String: String]?
+        /// Pixels per inch of this page's coordinates where the file has no pixels of its own: a PDF
+        /// page's, at the resolution it was rendered (or its text layer placed) at. Nil for images.
+        public var resolution: Int?
+        /// Why this page could not be read (its text is then empty); the file's other pages were read.
+        public var error: PageError?
 
         public init(pageNumber: Int, width: Int, height: Int, unit: String, rotation: Int, mirrored: Bool, deskewAngle: Double, transform: [Double],
                     recognitionScale: Double, text: String, confidence: Double?, languages: [String], blocks: [Block], renderings: [String: String]?) {
@@ -187,6 +192,17 @@ public struct OCRResult: Codable, Sendable, Equatable {
             self.languages = languages
             self.blocks = blocks
             self.renderings = renderings
+        }
+    }
+
+    /// A page that could not be read, in the words of the protocol's errors (`code` is a `WireError` code).
+    public struct PageError: Codable, Sendable, Equatable {
+        public var code: WireError.Code
+        public var message: String
+
+        public init(code: WireError.Code, message: String) {
+            self.code = code
+            self.message = message
         }
     }
 

@@ -131,6 +131,12 @@ struct ResultJSONWriter {
         key("blocks", open: true); try array(p.blocks) { w, b throws(NonConformingNumber) in try w.block(b) }
         key("confidence"); try optionalDouble(p.confidence)
         key("deskewAngle"); try double(p.deskewAngle)
+        if let error = p.error {
+            key("error")
+            key("code", open: true); string(error.code.rawValue)
+            key("message"); string(error.message)
+            bytes.append(UInt8(ascii: "}"))
+        }
         key("height"); int(p.height)
         key("languages"); strings(p.languages)
         key("mirrored"); bool(p.mirrored)
@@ -145,6 +151,7 @@ struct ResultJSONWriter {
             }
             bytes.append(UInt8(ascii: "}"))
         }
+        if let resolution = p.resolution { key("resolution"); int(resolution) }
         key("rotation"); int(p.rotation)
         key("text"); string(p.text)
         key("transform"); try array(p.transform) { w, d throws(NonConformingNumber) in try w.double(d) }

@@ -18,6 +18,7 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
         case corruptImage = "corrupt_image"
         case tooManyPixels = "too_many_pixels"
         case tooManyPages = "too_many_pages"
+        case passwordProtected = "password_protected"
         case unknownLanguage = "unknown_language"
         case engineFailure = "engine_failure"
         case `internal`
@@ -46,7 +47,7 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
             switch self {
             case .busy, .serviceUnavailable, .timeout, .workerLost, .shuttingDown, .storageFailure, .rateLimited: true
             case .badRequest, .invalidJSON, .tooLarge, .internal, .notAnImage, .unsupportedFormat, .corruptImage,
-                 .tooManyPixels, .tooManyPages, .unknownLanguage, .engineFailure, .unknownJob, .unknownService,
+                 .tooManyPixels, .tooManyPages, .passwordProtected, .unknownLanguage, .engineFailure, .unknownJob, .unknownService,
                  .jobDead, .jobCancelled, .deadlineExceeded,
                  .invalidRequest, .invalidClient, .invalidGrant, .unauthorizedClient, .unsupportedGrantType, .invalidScope,
                  .unauthenticated, .tokenExpired, .forbidden: false

@@ -143,10 +143,12 @@ enum OCRRequestOptions {
     static let mode = Option("mode", .word(["document", "text", "line"], noun: "mode", placeholder: "M"), default: "document",
                              help: "document: dense pages; text: sparse text in photos; line: one line")
     static let autoOrientation = Option("auto-orientation", .switch, default: false, help: "detect and fix page rotation (OSD)")
-    static let pages = Option("pages", .pageNumbers, help: "pages of a multi-page TIFF, e.g. 1,3")
-    static let dpi = Option("dpi", .integer(30...2_400), help: "the scan's resolution when the file does not say")
+    static let pages = Option("pages", .pageNumbers, help: "pages of a PDF or a multi-page TIFF, e.g. 1-3,5")
+    static let dpi = Option("dpi", .integer(30...2_400), help: "the scan's resolution when the file does not say; a PDF's rendering resolution for OCR")
+    static let textLayer = Option("text-layer", .word(["auto", "ignore"], noun: "choice", placeholder: "T"), default: "auto",
+                                  help: "a PDF page's own text: auto (used where the page draws it), ignore (OCR every page)")
 
-    static let group = OptionGroup("OCR options:", options: [format.info, languages.info, mode.info, autoOrientation.info, pages.info, dpi.info])
+    static let group = OptionGroup("OCR options:", options: [format.info, languages.info, mode.info, autoOrientation.info, pages.info, dpi.info, textLayer.info])
 
     static func request(_ invocation: Invocation) throws(UsageError) -> (OCRRequest, String) {
         let format = try invocation.value(Self.format, or: "json")
@@ -156,6 +158,7 @@ enum OCRRequestOptions {
         if try invocation.value(autoOrientation, or: false) { request.autoOrientation = true }
         request.pages = try invocation.value(pages)
         request.dpi = try invocation.value(dpi)
+        if invocation.isGiven(textLayer), let choice = try invocation.value(textLayer) { request.textLayer = OCRRequest.TextLayer(rawValue: choice) }
         // The text documents are rendered here from the result; only the PDF is the worker's to make.
         if format == "pdf" { request.outputs = [.pdf] }
         return (request, format)
@@ -163,14 +166,10 @@ enum OCRRequestOptions {
 }
 
 extension SettingValue where Value == [Int] {
-    /// Page numbers from 1, separated by commas.
+    /// Page numbers from 1 and ranges of them, separated by commas (`1-3,5`).
     static var pageNumbers: Self {
-        Self(placeholder: "1,3", expectation: "page numbers like 1,3",
-             parse: { text in
-                 let numbers = text.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
-                 guard numbers.allSatisfy({ ($0 ?? 0) >= 1 }) else { return nil }
-                 return numbers.compactMap { $0 }
-             },
+        Self(placeholder: "1-3,5", expectation: "page numbers and ranges like 1-3,5",
+             parse: { PageRanges.parse($0) },
              format: { $0.map(String.init).joined(separator: ",") })
     }
 }
@@ -286,7 +285,8 @@ enum RecognizeCommand {
     /// writes them (the TSV header line, hOCR's html, ALTO's root), rendered from the result itself.
     static func document(_ format: String, _ result: OCRResult, name: String) -> String? {
         switch format {
-        case "text": result.pages.map { $0.text.isEmpty || $0.text.hasSuffix("\n") ? $0.text : $0.text + "\n" }.joined()
+        // Pages apart by a form feed, as the tesseract CLI writes them.
+        case "text": result.pages.map { $0.text.isEmpty || $0.text.hasSuffix("\n") ? $0.text : $0.text + "\n" }.joined(separator: "\u{0C}")
         case "tsv": TSV.document(result)
         case "hocr": HOCR.document(result, imageName: name)
         case "alto": ALTO.document(result, imageName: name)

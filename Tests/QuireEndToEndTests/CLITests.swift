@@ -12,6 +12,11 @@ struct CLITests {
         let bundled = try? String(contentsOfFile: "/opt/quire-tesseract/quire-tesseract-version", encoding: .utf8)
         let engine = bundled?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "5.3.0"
         #expect(r.out.contains("(OCR engine: tesseract \(engine))"))
+        // PDFium as scripts/install-pdfium installed it (scripts/test runs it first).
+        let pdfium = try String(contentsOfFile: "/opt/quire-pdfium/pdfium-version", encoding: .utf8)
+        #expect(r.out.contains("(PDF: pdfium \(pdfium.trimmingCharacters(in: .whitespacesAndNewlines)))"))
+        let off = try runQuire(["--version"], environment: ["QUIRE_PDFIUM": "/nonexistent/libpdfium.so"])
+        #expect(off.out.contains("(PDF: off, QUIRE_PDFIUM=/nonexistent/libpdfium.so: "))
     }
 
     @Test func help() throws {

@@ -18,6 +18,8 @@ struct OCRRequestMessageTests {
         (#"{"autoOrientation":"yes"}"#, "'autoOrientation' must be true or false"),
         (#"{"dpi":300.5}"#, "'dpi' must be an integer within 30…2400"),
         (#"{"dpi":"x"}"#, "'dpi' must be an integer within 30…2400"),
+        (#"{"textLayer":"never"}"#, "'textLayer' must be one of auto, ignore"),
+        (#"{"textLayer":false}"#, "'textLayer' must be one of auto, ignore"),
     ])
     func message(json: String, expected: String) {
         do {
@@ -28,6 +30,14 @@ struct OCRRequestMessageTests {
             #expect(error.message == expected)
             #expect(!error.message.contains("Cannot initialize") && !error.message.contains("Index "))
         }
+    }
+
+    @Test("a PDF's text layer is used or ignored as asked")
+    func textLayer() throws {
+        #expect(try OCRRequest.parse(Array(#"{"textLayer":"ignore"}"#.utf8)).textLayer == .ignore)
+        #expect(try OCRRequest.parse(Array(#"{"textLayer":"auto"}"#.utf8)).textLayer == .auto)
+        #expect(try OCRRequest.parse(Array(#"{}"#.utf8)).textLayer == nil)
+        #expect(String(decoding: OCRRequest(textLayer: .ignore).jsonBytes(), as: UTF8.self) == #"{"textLayer":"ignore"}"#)
     }
 
     @Test("pdf is an output")

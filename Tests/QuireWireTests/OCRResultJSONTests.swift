@@ -36,10 +36,15 @@ struct OCRResultJSONTests {
         let paragraph = R.Paragraph(text: texts[3], boundingBox: box(5), polygon: polygon(5), confidence: nil, languages: [], lines: (0..<3).map(line))
         let block = R.Block(text: texts[4], boundingBox: box(6), polygon: [], confidence: 0.5, languages: ["fr"], paragraphs: [paragraph, paragraph])
         let keys = ["b", "A", "a", "a10", "a2", "é", "_x", "Z", "aa", "a ", "\"q\""]
-        let page = R.Page(pageNumber: 1, width: 2100, height: -1, unit: "pixel", rotation: 270, mirrored: true, deskewAngle: -0.0,
+        var page = R.Page(pageNumber: 1, width: 2100, height: -1, unit: "pixel", rotation: 270, mirrored: true, deskewAngle: -0.0,
                           transform: [1, 0, -0.25, 1e-9, 3.5, 0], recognitionScale: 2.8, text: texts[1], confidence: 0.871,
                           languages: ["en"], blocks: [block, R.Block(text: "", boundingBox: box(0), polygon: [], confidence: nil, languages: [], paragraphs: [])],
                           renderings: renderings ? Dictionary(uniqueKeysWithValues: keys.map { ($0, "v/\($0)") }) : nil)
+        // A PDF page's members: its resolution, and an error where it could not be read.
+        if renderings {
+            page.resolution = 300
+            page.error = R.PageError(code: .tooManyPixels, message: "page 2: \"200\" inches/wide")
+        }
         var steps = [R.Step(page: 2, step: "scale", applied: true, parameters: Dictionary(uniqueKeysWithValues: keys.enumerated().map { ($1, Double($0) / 3) }))]
         steps.append(R.Step(step: "deskew", applied: false, parameters: [:]))
         let metadata = R.Metadata(engine: "tesseract 5.5.0", languages: ["en"], mode: "document", format: "png", pageCount: 1,

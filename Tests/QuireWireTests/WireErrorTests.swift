@@ -178,7 +178,7 @@ struct WireErrorTests {
         (.serviceUnavailable, true), (.timeout, true), (.workerLost, true), (.shuttingDown, true), (.internal, false),
         // The OCR worker's codes: all about the request's image or languages, so not retryable.
         (.notAnImage, false), (.unsupportedFormat, false), (.corruptImage, false), (.tooManyPixels, false),
-        (.tooManyPages, false), (.unknownLanguage, false), (.engineFailure, false),
+        (.tooManyPages, false), (.passwordProtected, false), (.unknownLanguage, false), (.engineFailure, false),
         // Durable jobs: a full or read-only store may recover; the others are final answers about one job.
         (.storageFailure, true), (.unknownJob, false), (.unknownService, false), (.jobDead, false),
         (.jobCancelled, false), (.deadlineExceeded, false),

@@ -1,0 +1,136 @@
+import Foundation
+import Imaging
+import QuirePDF
+import QuireRecognition
+import QuireSupport
+import QuireWire
+
+/// PDF input: each page read from its own text layer where it has a usable one, else rendered and read
+/// like an image. A page that cannot be loaded or rendered gets an `error` in the result and the
+/// others are still read; a file that cannot be opened at all is a typed error.
+extension Recognizer {
+    /// The resolution of a PDF page's coordinates when it is read from its text layer (nothing is rendered).
+    static let textLayerDPI = 300.0
+    /// Pictures rendered for OCR at their own resolution within these bounds: below, small print turns to
+    /// mush before the glyph scaling can help; above, the pixels cost time without adding detail.
+    static let renderDPI = 100.0...400.0
+
+    func recognizePDF(_ request: OCRRequest, bytes: [UInt8], start: Instant) throws(WireError) -> OCRResult {
+        if request.outputs?.contains(.pdf) == true {
+            throw WireError(.unsupportedFormat, "a searchable PDF is made from images; from a PDF upload it is not made yet (ask for the result, text, hOCR, ALTO or TSV)")
+        }
+        let document: PDFDocument
+        do { document = try PDFDocument(bytes) } catch { throw wire(error) }
+        let pageNumbers = request.pages ?? Array(1...document.pageCount)
+        guard pageNumbers.count <= configuration.maxPages else {
+            throw WireError(.tooManyPages, "\(pageNumbers.count) pages requested; the limit is \(configuration.maxPages)", limit: configuration.maxPages)
+        }
+        if let missing = pageNumbers.first(where: { $0 > document.pageCount }) {
+            throw WireError(.badRequest, "page \(missing) requested; the PDF has \(document.pageCount)")
+        }
+        let languages = try resolveLanguages(request.languages ?? configuration.defaultLanguages)
+        let mode = request.mode ?? .document
+        let outputs = Set(request.outputs ?? [.result])
+        let symbols = request.symbols ?? true
+        var loadedEngine: (any TextRecognizer)?
+        var decodeSeconds = 0.0, recognizeSeconds = 0.0
+        var pages: [OCRResult.Page] = []
+        var steps: [OCRResult.Step] = []
+        var failures: [WireError] = []
+
+        for number in pageNumbers {
+            let index = number - 1
+            var pageSteps: [OCRResult.Step] = []
+            do throws(WireError) {
+                let t0 = Instant.now()
+                let contents: PDFDocument.Contents
+                do { contents = try document.contents(index) } catch { throw wire(error) }
+                let useLayer = request.textLayer != .ignore && Self.layerIsUsable(contents)
+                var parameters: [String: Double] = [
+                    "visibleCharacters": Double(contents.visibleCharacters), "invisibleCharacters": Double(contents.invisibleCharacters),
+                    "unmappedCharacters": Double(contents.unmappedCharacters), "imageCover": (contents.imageCover * 1_000).rounded() / 1_000,
+                ]
+                if useLayer {
+                    let recognized: RecognizedPage
+                    do {
+                        recognized = try document.textLayer(index, dpi: Self.textLayerDPI, language: languages.first, symbols: symbols)
+                    } catch { throw wire(error) }
+                    parameters["ms"] = t0.millisecondsSince
+                    pageSteps.append(.init(step: "textLayer", applied: true, parameters: parameters))
+                    var page = ResultBuilder.page(recognized, number: number, size: (recognized.width, recognized.height), toPage: .identity, scale: 1,
+                                                  quarterTurns: 0, mirrored: false, deskewAngle: 0, transform: .identity, renderings: nil)
+                    page.resolution = Int(Self.textLayerDPI)
+                    page.renderings = Self.renderings(of: page, outputs)
+                    pages.append(page)
+                    decodeSeconds += Instant.now().seconds(since: t0)
+                } else {
+                    let dpi = Double(request.dpi ?? Int((contents.imageResolution ?? 300).clamped(to: Self.renderDPI).rounded()))
+                    let image: Image
+                    do { image = try document.render(index, dpi: dpi, maxPixels: configuration.maxPixels) } catch { throw wire(error) }
+                    parameters["renderDPI"] = dpi
+                    parameters["ms"] = t0.millisecondsSince
+                    pageSteps.append(.init(step: "textLayer", applied: false, parameters: parameters))
+                    decodeSeconds += Instant.now().seconds(since: t0)
+                    // Loaded for the first page that needs OCR: a born-digital document needs none.
+                    if loadedEngine == nil { loadedEngine = try engine(for: languages) }
+                    var read = try readPage(.rendered(image), number: number, request: request, mode: mode, outputs: outputs, engine: loadedEngine!)
+                    read.page.resolution = Int(dpi)
+                    decodeSeconds += read.prepareSeconds
+                    recognizeSeconds += read.recognizeSeconds
+                    pageSteps += read.steps
+                    pages.append(read.page)
+                }
+            } catch {
+                // The page is reported and skipped; the document's other pages are still read.
+                failures.append(error)
+                pages.append(Self.failedPage(number, document: document, error: error))
+            }
+            steps += pageSteps.map { var step = $0; step.page = number; return step }
+        }
+        // A document none of whose pages could be read is an error like an image that cannot be.
+        if failures.count == pageNumbers.count, let first = failures.first { throw first }
+        let encodeStart = Instant.now()
+        var result = OCRResult(
+            text: pages.map(\.text).joined(separator: "\u{0C}"),
+            pages: pages,
+            metadata: .init(engine: loadedEngine?.engineName ?? "pdfium " + (PDFDocument.libraryVersion ?? "unknown build"), languages: languages.map(Languages.bcp47(forTesseract:)),
+                            mode: mode.rawValue, format: "pdf", pageCount: document.pageCount,
+                            timings: .init(decodeMs: decodeSeconds * 1_000, recognizeMs: recognizeSeconds * 1_000, encodeMs: 0),
+                            steps: steps))
+        result.metadata.timings.encodeMs = Instant.now().seconds(since: encodeStart) * 1_000
+        return result
+    }
+
+    /// Whether a page's own text can stand for it: visible text, nearly all of it mapped to Unicode,
+    /// and pictures (which may hold text the layer lacks) covering less than a quarter of the page.
+    static func layerIsUsable(_ contents: PDFDocument.Contents) -> Bool {
+        contents.visibleCharacters > 0
+            && Double(contents.unmappedCharacters) <= 0.05 * Double(contents.visibleCharacters + contents.invisibleCharacters)
+            && contents.imageCover < 0.25
+    }
+
+    /// An empty page that says why it could not be read, sized as the PDF page at the text layer's resolution.
+    static func failedPage(_ number: Int, document: PDFDocument, error: WireError) -> OCRResult.Page {
+        let size = (try? document.pageSize(number - 1)) ?? (0, 0)
+        var page = OCRResult.Page(pageNumber: number, width: Int((size.0 * textLayerDPI / 72).rounded()), height: Int((size.1 * textLayerDPI / 72).rounded()),
+                                  unit: "pixel", rotation: 0, mirrored: false, deskewAngle: 0, transform: Affine.identity.array,
+                                  recognitionScale: 1, text: "", confidence: nil, languages: [], blocks: [], renderings: nil)
+        page.resolution = Int(textLayerDPI)
+        page.error = .init(code: error.code, message: "page \(number): \(error.message)")
+        return page
+    }
+
+    func wire(_ error: PDFError) -> WireError {
+        switch error.code {
+        case .unavailable: WireError(.unsupportedFormat, error.message)
+        case .corrupt, .noPages, .pageFailed: WireError(.corruptImage, error.message)
+        case .passwordProtected: WireError(.passwordProtected, error.message)
+        case .unsupportedSecurity: WireError(.unsupportedFormat, error.message)
+        case .tooManyPixels: WireError(.tooManyPixels, error.message, limit: configuration.maxPixels)
+        }
+    }
+}
+
+extension Comparable {
+    func clamped(to range: ClosedRange<Self>) -> Self { min(max(self, range.lowerBound), range.upperBound) }
+}

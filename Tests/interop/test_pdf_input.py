@@ -1,0 +1,260 @@
+"""PDF uploads: scanned pages read by OCR, born-digital pages from their own text layer, hostile files.
+
+Real processes: `quire broker` + `quire worker ocr --threads 2` (once for the module) and the `quire`
+CLI. PDFs are made here: born-digital ones with fpdf2 (DejaVu Sans, real text), scanned ones with
+Pillow (each page a picture), encrypted ones with qpdf, damaged ones by hand. Every result is
+validated against proto-json/ocr-result.schema.json and every error against error.schema.json.
+
+Needs: PDFium (scripts/install-pdfium), Debian qpdf and fonts-dejavu-core, PyPI fpdf2 and pillow.
+"""
+
+import io
+import re
+import subprocess
+import time
+
+import pytest
+from fpdf import FPDF
+
+import ocr_images as oi
+from test_ocr import (GOOD, GOOD_PNG, _env, assert_words, ocr, ocr_error, page_lines, page_words,  # noqa: F401
+                      quire_bin, request_frame, start_stack, zctx)
+
+DEJAVU = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+POINTS_PER_INCH = 72
+
+
+@pytest.fixture(scope="module")
+def stack(quire_bin, zctx, tmp_path_factory):
+    log_dir = tmp_path_factory.mktemp("pdf-stack")
+    st = start_stack(zctx, log_dir, [
+        [quire_bin, "broker", "--bind", "{url}", "--stats", "off"],
+        [quire_bin, "worker", "ocr", "--broker", "{url}", "--threads", "2"],
+    ])
+    yield st
+    for p in reversed(st.processes):
+        p.stop()
+
+
+def born_digital(pages, size=(612, 792)):
+    """A PDF of real text: `pages` is a list of pages, each a list of (x, baseline y, text) in points
+    from the top left, drawn in DejaVu Sans 11 pt."""
+    pdf = FPDF(unit="pt", format=size)
+    pdf.add_font("dejavu", fname=DEJAVU)
+    pdf.set_font("dejavu", size=11)
+    for page in pages:
+        pdf.add_page()
+        for x, y, text in page:
+            pdf.text(x, y, text)
+    return bytes(pdf.output())
+
+
+def scanned(drawings, dpi=150):
+    """A PDF whose pages are only pictures, each placed at `dpi` (what a scanner's "scan to PDF" makes)."""
+    images = [d.image.convert("L") for d in drawings]
+    out = io.BytesIO()
+    images[0].save(out, "PDF", resolution=dpi, save_all=True, append_images=images[1:])
+    return out.getvalue()
+
+
+def steps(doc, name, page):
+    return [s for s in doc["metadata"]["steps"] if s["step"] == name and s["page"] == page]
+
+
+def assert_still_serves(stack):
+    assert_words(ocr(stack, {}, GOOD_PNG)["pages"][0], GOOD.words)
+
+
+# A head across the page over two columns: each column's lines must come before the next column's.
+HEAD = "Quarterly report of the harbour board"
+LEFT = ["The left column begins", "with ships that came in", "during the spring months."]
+RIGHT = ["The right column follows", "with the cargo they took", "out again in the summer."]
+
+
+def report_pages():
+    first = [(72, 80, HEAD)]
+    first += [(72, 130 + 16 * i, line) for i, line in enumerate(LEFT)]
+    first += [(330, 130 + 16 * i, line) for i, line in enumerate(RIGHT)]
+    return [first, [(72, 100, "Second page, one line only.")]]
+
+
+def recognize(quire_bin, stack, path, *args):
+    p = subprocess.run([quire_bin, "recognize", str(path), "--broker", stack.url, *map(str, args)],
+                       capture_output=True, timeout=120, env=_env())
+    assert p.returncode == 0, p.stderr.decode()
+    return p.stdout.decode("utf-8")
+
+
+def test_born_digital_pages_are_read_from_their_text_layer(stack):
+    doc = ocr(stack, {}, born_digital(report_pages()))
+    meta = doc["metadata"]
+    assert meta["format"] == "pdf" and meta["pageCount"] == 2
+    assert meta["engine"].startswith("pdfium "), "no page needed OCR: %s" % meta["engine"]
+    first, second = doc["pages"]
+    assert [ln["text"] for ln in page_lines(first)] == [HEAD] + LEFT + RIGHT
+    assert [ln["text"] for ln in page_lines(second)] == ["Second page, one line only."]
+    for page in doc["pages"]:
+        assert page["resolution"] == 300 and (page["width"], page["height"]) == (2550, 3300)
+        (step,) = steps(doc, "textLayer", page["pageNumber"])
+        assert step["applied"] and step["parameters"]["visibleCharacters"] > 0
+        assert all(w["confidence"] == 1 for w in page_words(page))
+    # Where the words stand: "Quarterly" starts 72 pt (300 px at 300 dpi) from the left, on a
+    # baseline 80 pt (333 px) from the top; 11 pt letters stand about 30-45 px above it.
+    word = page_words(first)[0]
+    assert word["text"] == "Quarterly"
+    box = word["boundingBox"]
+    assert abs(box["x"] - 300) <= 4, box
+    assert 280 <= box["y"] <= 300 and 330 <= box["y"] + box["height"] <= 350, box
+    column = page_lines(first)[1 + len(LEFT)]
+    assert column["text"] == RIGHT[0] and abs(column["boundingBox"]["x"] - 330 * 300 // 72) <= 4, column
+    assert doc["text"] == first["text"] + "\f" + second["text"]
+
+
+def test_text_layer_ignored_on_request_reads_by_ocr(stack):
+    doc = ocr(stack, {"textLayer": "ignore", "pages": [1]}, born_digital(report_pages()))
+    assert doc["metadata"]["engine"].startswith("tesseract ")
+    (page,) = doc["pages"]
+    (step,) = steps(doc, "textLayer", 1)
+    assert not step["applied"] and step["parameters"]["renderDPI"] == 300
+    assert page["resolution"] == 300 and (page["width"], page["height"]) == (2550, 3300)
+    # Three-line columns are a table's rows to Tesseract's layout analysis (the CLI reads them across
+    # too): the words are compared, not their order.
+    words = [w["text"] for w in page_words(page)]
+    assert sorted(words) == sorted(" ".join([HEAD] + LEFT + RIGHT).split()), words
+
+
+def test_scanned_pages_are_read_at_their_own_resolution(stack):
+    drawings = [oi.render_lines(["Scanned page one", "reads like its image"], "sans", 40),
+                oi.render_lines(["Scanned page two", "in the same file"], "serif", 40)]
+    doc = ocr(stack, {}, scanned(drawings, dpi=150))
+    assert doc["metadata"]["format"] == "pdf" and doc["metadata"]["engine"].startswith("tesseract ")
+    for page, drawn in zip(doc["pages"], drawings):
+        (step,) = steps(doc, "textLayer", page["pageNumber"])
+        assert not step["applied"] and step["parameters"]["visibleCharacters"] == 0
+        assert step["parameters"]["imageCover"] > 0.99 and step["parameters"]["renderDPI"] == 150
+        # Rendered at the picture's own resolution, the page's pixels are the picture's.
+        assert page["resolution"] == 150
+        assert abs(page["width"] - drawn.image.width) <= 1 and abs(page["height"] - drawn.image.height) <= 1
+        assert [ln["text"] for ln in page_lines(page)] == drawn.lines
+        assert_words(page, drawn.words)
+
+
+def test_a_document_of_both_kinds_reads_each_page_its_way(stack, tmp_path):
+    drawn = oi.render_lines(["A scanned letter", "between typed pages"], "sans", 40)
+    qpdf_merge = tmp_path / "both.pdf"
+    typed, picture = tmp_path / "typed.pdf", tmp_path / "picture.pdf"
+    typed.write_bytes(born_digital(report_pages()))
+    picture.write_bytes(scanned([drawn]))
+    subprocess.run(["qpdf", "--empty", "--pages", typed, "1", picture, typed, "2", "--", qpdf_merge], check=True)
+    doc = ocr(stack, {}, qpdf_merge.read_bytes())
+    assert [s["applied"] for s in doc["metadata"]["steps"] if s["step"] == "textLayer"] == [True, False, True]
+    assert [ln["text"] for ln in page_lines(doc["pages"][1])] == drawn.lines
+    assert [ln["text"] for ln in page_lines(doc["pages"][2])] == ["Second page, one line only."]
+
+
+def test_cli_reads_a_pdf_with_pages_apart_by_form_feeds(quire_bin, stack, tmp_path):
+    f = tmp_path / "report.pdf"
+    f.write_bytes(born_digital(report_pages() + [[(72, 100, "Third page.")]]))
+    text = recognize(quire_bin, stack, f, "--format", "text")
+    pages = text.split("\f")
+    assert len(pages) == 3, text
+    assert pages[0].split() == " ".join([HEAD] + LEFT + RIGHT).split()
+    assert pages[1].strip() == "Second page, one line only." and pages[2].strip() == "Third page."
+    # Azure's way of naming pages: ranges and single pages.
+    assert recognize(quire_bin, stack, f, "--format", "text", "--pages", "2-3").split("\f") == pages[1:]
+    assert recognize(quire_bin, stack, f, "--format", "text", "--pages", "3,1").split("\f") == [pages[2], pages[0]]
+
+
+# ---------------------------------------------------------------------------
+# Hostile and damaged files: a typed error in bounded time, and the worker keeps serving
+# ---------------------------------------------------------------------------
+
+def encrypted(tmp_path, user):
+    plain, locked = tmp_path / "plain.pdf", tmp_path / "locked.pdf"
+    plain.write_bytes(born_digital(report_pages()))
+    subprocess.run(["qpdf", "--encrypt", user, "owner-secret", "256", "--", plain, locked], check=True)
+    return locked.read_bytes()
+
+
+def broken_xref():
+    """Every offset of the cross-reference table points nine bytes late: readers must rebuild it."""
+    data = born_digital(report_pages())
+    start = data.rindex(b"\nxref\n")
+    table = re.sub(rb"\n(\d{10}) 00000 n", lambda m: b"\n%010d 00000 n" % (int(m.group(1)) + 9), data[start:])
+    assert table != data[start:]
+    return data[:start] + table
+
+
+def zero_pages():
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [] /Count 0 >>"]
+    out, offsets = b"%PDF-1.7\n", []
+    for i, body in enumerate(objects):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (i + 1, body)
+    xref = len(out)
+    out += b"xref\n0 3\n0000000000 65535 f \n" + b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    return out + b"trailer\n<< /Size 3 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % xref
+
+
+def huge_page():
+    # 200 inches wide: 60,000 pixels across at 300 dpi, far past the worker's 60-million-pixel limit.
+    return born_digital([[(72, 100, "A banner nobody can render")]], size=(200 * POINTS_PER_INCH, 792))
+
+
+@pytest.mark.parametrize("name, make, options, code", [
+    ("no body after the header", lambda t: b"%PDF-1.7\n", {}, "corrupt_image"),
+    ("garbage after the header", lambda t: b"%PDF-1.4\n" + bytes(range(256)) * 40, {}, "corrupt_image"),
+    ("needs a password", lambda t: encrypted(t, "user-secret"), {}, "password_protected"),
+    ("no pages", lambda t: zero_pages(), {}, "corrupt_image"),
+    # Its text layer reads without rendering; read by OCR, it must be rendered, and may not be.
+    ("one page too large to render", lambda t: huge_page(), {"textLayer": "ignore"}, "too_many_pixels"),
+])
+def test_hostile_pdfs_get_typed_errors(stack, tmp_path, name, make, options, code):
+    started = time.monotonic()
+    err = ocr_error(stack, [request_frame(options), make(tmp_path)], code)
+    assert time.monotonic() - started < 10, name
+    assert err["message"], name
+    if code == "too_many_pixels":
+        assert err["limit"] == 60_000_000 and "200" in err["message"]
+    assert_still_serves(stack)
+
+
+def test_damaged_but_readable_pdfs_are_read(stack, tmp_path):
+    expected = " ".join([HEAD] + LEFT + RIGHT).split()
+    # Only an owner password (permissions): anyone may open it, and so does Quire. A page larger than
+    # any rendering budget reads from its text layer, which needs no pixels.
+    huge = ocr(stack, {}, huge_page())["pages"][0]
+    assert huge["text"] == "A banner nobody can render\n" and huge["width"] == 200 * 300
+    for data in (encrypted(tmp_path, ""), broken_xref()):
+        doc = ocr(stack, {"pages": [1]}, data)
+        assert [w["text"] for w in page_words(doc["pages"][0])] == expected
+
+
+def test_a_page_that_cannot_be_rendered_is_reported_and_the_others_read(stack, tmp_path):
+    good, huge, both = tmp_path / "good.pdf", tmp_path / "huge.pdf", tmp_path / "both.pdf"
+    good.write_bytes(scanned([oi.render_lines(["The readable page"], "sans", 40)]))
+    huge.write_bytes(huge_page())
+    subprocess.run(["qpdf", "--empty", "--pages", good, huge, "--", both], check=True)
+    doc = ocr(stack, {"textLayer": "ignore"}, both.read_bytes())
+    first, second = doc["pages"]
+    assert [ln["text"] for ln in page_lines(first)] == ["The readable page"] and "error" not in first
+    assert second["error"]["code"] == "too_many_pixels" and second["text"] == "" and second["blocks"] == []
+    assert second["error"]["message"].startswith("page 2: ")
+
+
+def test_truncated_pdfs_are_read_or_refused_never_hang(stack):
+    data = born_digital(report_pages())
+    for cut in range(16, len(data), len(data) // 23):
+        started = time.monotonic()
+        body = stack.call(b"ocr", [b"{}", data[:cut]], timeout=30)
+        assert time.monotonic() - started < 10, cut
+        reply = body[0].decode()
+        assert '"error"' not in reply or '"corrupt_image"' in reply, (cut, reply[:300])
+    assert_still_serves(stack)
+
+
+def test_selection_past_the_last_page_and_pdf_output_are_refused(stack):
+    data = born_digital(report_pages())
+    assert "page 3 requested; the PDF has 2" in ocr_error(stack, [request_frame({"pages": [3]}), data], "bad_request")["message"]
+    ocr_error(stack, [request_frame({"outputs": ["pdf"]}), data], "unsupported_format")
+    assert_still_serves(stack)
