@@ -10,7 +10,7 @@
 # From a static binary already built on a Debian 12 host (what scripts/docker-smoke does where no
 # registry answers; the base image then comes from scripts/docker-base):
 #   swift build -c release --static-swift-stdlib --product quire
-#   mkdir -p ctx/scripts && cp .build/release/quire ctx/ && cp -r scripts/build-tesseract scripts/tesseract-patches scripts/install-pdfium ctx/scripts/
+#   mkdir -p ctx/scripts && cp .build/release/quire ctx/ && cp -r scripts/build-tesseract scripts/debian-mirror scripts/tesseract-patches scripts/install-pdfium ctx/scripts/
 #   cp -r /opt/quire-pdfium ctx/quire-pdfium     # PDF input (scripts/install-pdfium made it on the host)
 #   docker build --build-arg QUIRE_BINARY=quire --build-arg BUILD_IMAGE=quire-base:bookworm-slim \
 #     --build-arg RUNTIME_IMAGE=quire-base:bookworm-slim -t quire -f Dockerfile ctx
@@ -46,7 +46,7 @@ RUN set -eux; \
 # Tesseract 5.5 built from Debian 13's source into /opt/quire-tesseract, which Package.swift links
 # statically, with Quire's patches (about 5 minutes; its own layer, so a change to the sources does
 # not rebuild it).
-COPY scripts/build-tesseract /usr/local/bin/build-tesseract
+COPY scripts/build-tesseract scripts/debian-mirror /usr/local/bin/
 COPY scripts/tesseract-patches/ /usr/local/bin/tesseract-patches/
 RUN set -eux; if [ -z "$QUIRE_BINARY" ]; then build-tesseract; fi
 # PDFium (PDF input), loaded by quire at run time from /opt/quire-pdfium: fetched through pip's index
