@@ -21,13 +21,7 @@ extension Recognizer {
         }
         let document: PDFDocument
         do { document = try PDFDocument(bytes) } catch { throw wire(error) }
-        let pageNumbers = request.pages ?? Array(1...document.pageCount)
-        guard pageNumbers.count <= configuration.maxPages else {
-            throw WireError(.tooManyPages, "\(pageNumbers.count) pages requested; the limit is \(configuration.maxPages)", limit: configuration.maxPages)
-        }
-        if let missing = pageNumbers.first(where: { $0 > document.pageCount }) {
-            throw WireError(.badRequest, "page \(missing) requested; the PDF has \(document.pageCount)")
-        }
+        let pageNumbers = try request.pageNumbers(pageCount: document.pageCount, maxPages: configuration.maxPages, noun: "the PDF")
         let languages = try resolveLanguages(request.languages ?? configuration.defaultLanguages)
         let mode = request.mode ?? .document
         let outputs = Set(request.outputs ?? [.result])

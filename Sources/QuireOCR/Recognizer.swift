@@ -84,13 +84,7 @@ public final class Recognizer {
             throw WireError(.tooManyPixels, "the image is \(header.width)×\(header.height) pixels; the limit is \(configuration.maxPixels) pixels",
                             limit: configuration.maxPixels)
         }
-        let pageNumbers = request.pages ?? Array(1...max(1, header.pages))
-        guard pageNumbers.count <= configuration.maxPages else {
-            throw WireError(.tooManyPages, "\(pageNumbers.count) pages requested; the limit is \(configuration.maxPages)", limit: configuration.maxPages)
-        }
-        if let missing = pageNumbers.first(where: { $0 > max(1, header.pages) }) {
-            throw WireError(.badRequest, "page \(missing) requested; the image has \(max(1, header.pages))")
-        }
+        let pageNumbers = try request.pageNumbers(pageCount: header.pages, maxPages: configuration.maxPages, noun: "the image")
         // TIFF pages may differ in size: size (and limit) each page by its own header, not page 1's.
         var pageHeaders: [Int: Image.Header] = [:]
         if header.format == .tiff {

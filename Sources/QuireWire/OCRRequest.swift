@@ -31,8 +31,12 @@ public struct OCRRequest: Codable, Sendable, Equatable {
     /// BCP-47 tags (`en`, `zh-Hans`) or Tesseract pack names (`eng`, `chi_sim`); `eng+deu` also works.
     public var languages: [String]?
     public var mode: Mode?
-    /// 1-based page numbers to read (a PDF's or a multi-page TIFF's); all pages when absent.
+    /// 1-based page numbers to read (a PDF's or a multi-page TIFF's), negative ones counted from the
+    /// end (-1: the last page); all pages when absent.
     public var pages: [Int]?
+    /// Read at most this many pages: the first ones of `pages`, or of the file (Cloud Vision's
+    /// `files:annotate` reads a file's first five when it names none).
+    public var pageLimit: Int?
     /// What to return; the Quire result by default.
     public var outputs: [Output]?
     /// Detect the page orientation (OSD) and turn the image upright before reading.
@@ -51,7 +55,7 @@ public struct OCRRequest: Codable, Sendable, Equatable {
     public var job: JobOptions?
 
     public init(languages: [String]? = nil, mode: Mode? = nil, pages: [Int]? = nil, outputs: [Output]? = nil, autoOrientation: Bool? = nil, dpi: Int? = nil,
-                symbols: Bool? = nil, textLayer: TextLayer? = nil, token: String? = nil, job: JobOptions? = nil) {
+                symbols: Bool? = nil, textLayer: TextLayer? = nil, pageLimit: Int? = nil, token: String? = nil, job: JobOptions? = nil) {
         self.languages = languages
         self.mode = mode
         self.pages = pages
@@ -60,11 +64,12 @@ public struct OCRRequest: Codable, Sendable, Equatable {
         self.dpi = dpi
         self.symbols = symbols
         self.textLayer = textLayer
+        self.pageLimit = pageLimit
         self.token = token
         self.job = job
     }
 
-    enum CodingKeys: String, CodingKey { case languages, mode, pages, outputs, autoOrientation, dpi, symbols, textLayer, token, job }
+    enum CodingKeys: String, CodingKey { case languages, mode, pages, pageLimit, outputs, autoOrientation, dpi, symbols, textLayer, token, job }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -78,6 +83,7 @@ public struct OCRRequest: Codable, Sendable, Equatable {
         }
         mode = try c.decodeIfPresent(Mode.self, forKey: .mode)
         pages = try c.decodeIfPresent([Int].self, forKey: .pages)
+        pageLimit = try c.decodeIfPresent(Int.self, forKey: .pageLimit)
         outputs = try c.decodeIfPresent([Output].self, forKey: .outputs)
         autoOrientation = try c.decodeIfPresent(Bool.self, forKey: .autoOrientation)
         dpi = try c.decodeIfPresent(Int.self, forKey: .dpi)
@@ -94,6 +100,21 @@ public struct OCRRequest: Codable, Sendable, Equatable {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Every member is a string, number, list or an object of those: encoding cannot fail.
         return (try? Array(encoder.encode(self))) ?? Array("{}".utf8)
+    }
+
+    /// The pages to read of a file of `pageCount` pages, in the order asked: `pages` with the negative
+    /// ones counted from the end, or every page, cut to `pageLimit` and checked against `maxPages`
+    /// (the worker's limit). A page the file does not have is `bad_request`.
+    public func pageNumbers(pageCount: Int, maxPages: Int, noun: String) throws(WireError) -> [Int] {
+        var numbers = pages.map { $0.map { $0 < 0 ? pageCount + 1 + $0 : $0 } } ?? Array(1...max(1, pageCount))
+        if let pageLimit, numbers.count > pageLimit { numbers = Array(numbers.prefix(pageLimit)) }
+        guard numbers.count <= maxPages else {
+            throw WireError(.tooManyPages, "\(numbers.count) pages requested; the limit is \(maxPages)", limit: maxPages)
+        }
+        if let index = numbers.firstIndex(where: { $0 < 1 || $0 > max(1, pageCount) }) {
+            throw WireError(.badRequest, "page \(pages?[index] ?? numbers[index]) requested; \(noun) has \(max(1, pageCount))")
+        }
+        return numbers
     }
 
     /// Parses and validates the JSON frame; every problem becomes a typed `bad_request`.
@@ -116,7 +137,7 @@ public struct OCRRequest: Codable, Sendable, Equatable {
             if field == nil {
                 // Foundation on Linux reports some failures (a fraction for an integer) without a
                 // path: the field is the first one that does not decode on its own.
-                field = [CodingKeys.languages, .mode, .pages, .outputs, .autoOrientation, .dpi, .symbols, .textLayer].first { key in
+                field = [CodingKeys.languages, .mode, .pages, .pageLimit, .outputs, .autoOrientation, .dpi, .symbols, .textLayer].first { key in
                     guard let value = object[key.stringValue], JSONSerialization.isValidJSONObject([key.stringValue: value]),
                           let alone = try? JSONSerialization.data(withJSONObject: [key.stringValue: value]) else { return false }
                     return (try? JSONDecoder().decode(OCRRequest.self, from: alone)) == nil
@@ -131,7 +152,9 @@ public struct OCRRequest: Codable, Sendable, Equatable {
             case .outputs?: rule = element ? "must be one of result, text, hocr, alto, tsv, pdf" : "must be a list of result, text, hocr, alto, tsv, pdf"
             case .languages?: rule = element ? "must be a language name (eng, de, zh-Hans)"
                 : "must be a list of language names (eng, de, zh-Hans) or one string like eng+deu"
-            case .pages?: rule = element ? "must be a page number (an integer from 1)" : "must be a list of page numbers (integers from 1)"
+            case .pages?: rule = element ? "must be a page number (an integer from 1, or from -1 counting from the end)"
+                : "must be a list of page numbers (integers from 1, or from -1 counting from the end)"
+            case .pageLimit?: rule = "must be an integer from 1"
             case .autoOrientation?, .symbols?: rule = "must be true or false"
             case .token?: rule = "must be a string"
             case .job?: rule = "must be the durable job's options"
@@ -142,8 +165,11 @@ public struct OCRRequest: Codable, Sendable, Equatable {
         } catch {
             throw WireError(.badRequest, "the request does not match the ocr request schema")
         }
-        if let pages = request.pages, pages.contains(where: { $0 < 1 }) {
-            throw WireError(.badRequest, "'pages' are 1-based page numbers")
+        if let pages = request.pages, pages.contains(0) {
+            throw WireError(.badRequest, "'pages' are 1-based page numbers (or negative, from the end); there is no page 0")
+        }
+        if let limit = request.pageLimit, limit < 1 {
+            throw WireError(.badRequest, "'pageLimit' must be an integer from 1")
         }
         if let dpi = request.dpi, !(30...2_400).contains(dpi) {
             throw WireError(.badRequest, "'dpi' must be within 30…2400")
