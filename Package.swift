@@ -74,7 +74,7 @@ let package = Package(
         // /opt/quire-pdfium): without it quire builds and runs, and only PDF input is off.
         .target(name: "CPDFium", linkerSettings: [.linkedLibrary("dl")]),
         // PDF pages: counted, inspected (text layer or pictures), rendered, and read from their text layer.
-        .target(name: "QuirePDF", dependencies: ["CPDFium", "Imaging", "QuireRecognition"]),
+        .target(name: "QuirePDF", dependencies: ["CPDFium", "Imaging", "QuireRecognition", "QuireWire"]),
         // Engine-neutral recognition, no C: the recognized page, the layout request and its choice
         // from the page's regions, the `TextRecognizer` protocol, and the post-edits as values.
         .target(name: "QuireRecognition", dependencies: ["Imaging", "QuireWire"]),

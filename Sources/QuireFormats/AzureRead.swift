@@ -30,8 +30,10 @@ public enum AzureRead {
         /// The page's main language (BCP-47), when known.
         public var language: String?
         public var angle: Double
-        public var width: Int
-        public var height: Int
+        /// In `unit`s: pixels of an image; inches of a PDF page, as Azure gives them.
+        public var width: Double
+        public var height: Double
+        /// `pixel` or `inch`.
         public var unit: String
         public var lines: [Line]
     }
@@ -39,7 +41,7 @@ public enum AzureRead {
     public struct Line: Codable, Sendable, Equatable {
         /// Only where the line's language differs from its page's (as in Azure's example).
         public var language: String?
-        public var boundingBox: [Int]
+        public var boundingBox: [Double]
         public var text: String
         public var appearance: Appearance
         public var words: [Word]
@@ -56,7 +58,7 @@ public enum AzureRead {
     }
 
     public struct Word: Codable, Sendable, Equatable {
-        public var boundingBox: [Int]
+        public var boundingBox: [Double]
         public var text: String
         public var confidence: Double
     }
@@ -65,7 +67,9 @@ public enum AzureRead {
     public static let version = "v3.2"
     public static let modelVersion = "2022-04-30"
 
-    /// The `analyzeResult` of a Quire result: one read result per page, lines in reading order.
+    /// The `analyzeResult` of a Quire result: one read result per page, lines in reading order. An
+    /// image's page is measured in pixels; a PDF page in inches to four decimals, as Azure measures
+    /// PDF pages (its coordinates over its `resolution`).
     ///
     /// Tesseract reads print and does not classify handwriting, so every line's style is `other`; its
     /// confidence is the line's recognition confidence (a line Tesseract read poorly is not vouched
@@ -74,15 +78,17 @@ public enum AzureRead {
         AnalyzeResult(version: version, modelVersion: modelVersion, readResults: result.pages.map { page in
             let geometry = PageGeometry(page)
             let language = page.languages.first
+            let perInch = page.resolution.flatMap { $0 > 0 ? Double($0) : nil }
+            func measure(_ pixels: Int) -> Double { perInch.map { (Double(pixels) / $0 * 10_000).rounded() / 10_000 } ?? Double(pixels) }
             return ReadResult(
-                page: page.pageNumber, language: language, angle: geometry.textAngle, width: geometry.width, height: geometry.height,
-                unit: "pixel",
+                page: page.pageNumber, language: language, angle: geometry.textAngle, width: measure(geometry.width), height: measure(geometry.height),
+                unit: perInch == nil ? "pixel" : "inch",
                 lines: page.lines.map { line in
                     Line(language: line.languages.first.flatMap { $0 == language ? nil : $0 },
-                         boundingBox: geometry.flat(line.polygon, box: line.boundingBox), text: line.text,
+                         boundingBox: geometry.flat(line.polygon, box: line.boundingBox).map(measure), text: line.text,
                          appearance: Appearance(style: Style(name: "other", confidence: rounded(line.confidence ?? 0))),
                          words: line.words.map { word in
-                             Word(boundingBox: geometry.flat(word.polygon, box: word.boundingBox), text: word.text,
+                             Word(boundingBox: geometry.flat(word.polygon, box: word.boundingBox).map(measure), text: word.text,
                                   confidence: rounded(word.confidence ?? 0))
                          })
                 })
@@ -109,7 +115,8 @@ public enum AzureRead {
 
 /// Azure Computer Vision Read 2.0 (`GET …/vision/v2.0/read/operations/{id}`), the shape Azure's iOS
 /// tutorial decodes with Swift `Codable`: `boundingBox` is `[Int]`, a word's `confidence` is
-/// `String?` and present (as `"Low"`) only for words read with low confidence.
+/// `String?` and present (as `"Low"`) only for words read with low confidence. PDF pages too are
+/// measured in whole pixels (of the page at its `resolution`), which that `[Int]` decodes.
 public enum AzureReadV2 {
     /// 2.0 capitalises the status (`NotStarted`, `Running`, `Failed`, `Succeeded`).
     public enum Status: String, Codable, Sendable {

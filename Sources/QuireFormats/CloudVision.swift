@@ -56,8 +56,33 @@ public enum CloudVision {
         public var boundingPoly: BoundingPoly
     }
 
+    /// Pixels of an image in `vertices`; a PDF page's in `normalizedVertices`, fractions of the page's
+    /// width and height (Google answers `files:annotate` on a PDF so).
     public struct BoundingPoly: Codable, Sendable, Equatable {
-        public var vertices: [Vertex]
+        public var vertices: [Vertex]?
+        public var normalizedVertices: [NormalizedVertex]?
+    }
+
+    /// proto3 `float x, y` in 0…1: a zero is left out.
+    public struct NormalizedVertex: Codable, Sendable, Equatable {
+        public var x: Double
+        public var y: Double
+
+        public init(x: Double, y: Double) { self.x = x; self.y = y }
+
+        enum CodingKeys: String, CodingKey { case x, y }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            x = try c.decodeIfPresent(Double.self, forKey: .x) ?? 0
+            y = try c.decodeIfPresent(Double.self, forKey: .y) ?? 0
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            if x != 0 { try c.encode(x, forKey: .x) }
+            if y != 0 { try c.encode(y, forKey: .y) }
+        }
     }
 
     /// proto3 `int32 x, y`: a zero is left out.
@@ -154,6 +179,8 @@ public enum CloudVision {
 
     /// The response for `feature`. With `TEXT_DETECTION` the `fullTextAnnotation` carries no
     /// confidences unless `confidenceScores` (Google's `enableTextDetectionConfidenceScore`) is set.
+    /// A PDF page (one with a `resolution`) is measured as `files:annotate` measures one: its width and
+    /// height in points, its polygons normalized.
     public static func response(_ result: OCRResult, feature: Feature, confidenceScores: Bool = false) -> Response {
         let withConfidence = feature == .documentTextDetection || confidenceScores
         func confidence(_ c: Double?) -> Double? {
@@ -166,8 +193,12 @@ public enum CloudVision {
         var pages: [Page] = []
         for page in result.pages {
             let geometry = PageGeometry(page)
+            let perInch = page.resolution.flatMap { $0 > 0 ? Double($0) : nil }
             func poly(_ polygon: [OCRResult.Point], _ box: OCRResult.Box) -> BoundingPoly {
-                BoundingPoly(vertices: geometry.quad(polygon, box: box).map { Vertex(x: $0.x, y: $0.y) })
+                let quad = geometry.quad(polygon, box: box)
+                guard perInch != nil else { return BoundingPoly(vertices: quad.map { Vertex(x: $0.x, y: $0.y) }) }
+                func fraction(_ v: Int, _ of: Int) -> Double { (Double(v) / Double(max(1, of)) * 1_000_000).rounded() / 1_000_000 }
+                return BoundingPoly(normalizedVertices: quad.map { NormalizedVertex(x: fraction($0.x, geometry.width), y: fraction($0.y, geometry.height)) })
             }
             var blocks: [Block] = []
             for block in page.blocks {
@@ -179,7 +210,7 @@ public enum CloudVision {
                         for word in line.words where !word.text.isEmpty {
                             let wordPoly = poly(word.polygon, word.boundingBox)
                             words.append(EntityAnnotation(locale: nil, description: word.text, boundingPoly: wordPoly))
-                            allPoints += wordPoly.vertices
+                            allPoints += wordPoly.vertices ?? []
                             let brk: BreakType = switch word.break {
                             case "space": .space
                             case "line", "hyphen": .eolSureSpace
@@ -208,16 +239,80 @@ public enum CloudVision {
                 blocks.append(Block(property: TextProperty.make(languages: block.languages), boundingBox: poly(block.polygon, block.boundingBox),
                                     paragraphs: paragraphs, blockType: "TEXT", confidence: confidence(block.confidence)))
             }
-            pages.append(Page(property: TextProperty.make(languages: page.languages), width: geometry.width, height: geometry.height,
+            let points = { (pixels: Int) in perInch.map { Int((Double(pixels) * 72 / $0).rounded()) } ?? pixels }
+            pages.append(Page(property: TextProperty.make(languages: page.languages), width: points(geometry.width), height: points(geometry.height),
                               blocks: blocks, confidence: confidence(page.confidence)))
         }
         guard !words.isEmpty else { return Response() }
         // Each line ends with a newline, the last one too, as in Google's `text`.
         let text = lines.filter { !$0.isEmpty }.map { $0 + "\n" }.joined()
+        // The whole text's box is in pixels; a PDF page's words have normalized polygons only, and
+        // Google's file responses carry no `textAnnotations`.
+        guard !allPoints.isEmpty else { return Response(fullTextAnnotation: TextAnnotation(pages: pages, text: text)) }
         let xs = allPoints.map(\.x), ys = allPoints.map(\.y)
         let (x0, y0, x1, y1) = (xs.min() ?? 0, ys.min() ?? 0, xs.max() ?? 0, ys.max() ?? 0)
         let whole = EntityAnnotation(locale: result.pages.first?.languages.first ?? result.metadata.languages.first, description: text,
                                      boundingPoly: BoundingPoly(vertices: [Vertex(x: x0, y: y0), Vertex(x: x1, y: y0), Vertex(x: x1, y: y1), Vertex(x: x0, y: y1)]))
         return Response(textAnnotations: [whole] + words, fullTextAnnotation: TextAnnotation(pages: pages, text: text))
+    }
+}
+
+extension CloudVision {
+    /// `ImageAnnotationContext`: which page of which file a response is for.
+    public struct ImageAnnotationContext: Codable, Sendable, Equatable {
+        public var uri: String?
+        public var pageNumber: Int
+    }
+
+    /// One page's `AnnotateImageResponse` inside a file's response, with its `context`.
+    public struct FilePageResponse: Codable, Sendable, Equatable {
+        public var textAnnotations: [EntityAnnotation]?
+        public var fullTextAnnotation: TextAnnotation?
+        public var error: Status?
+        public var context: ImageAnnotationContext
+    }
+
+    public struct InputConfigEcho: Codable, Sendable, Equatable {
+        public var mimeType: String?
+    }
+
+    /// `AnnotateFileResponse`: one response per page read, in the order asked, and the file's page count.
+    public struct FileResponse: Codable, Sendable, Equatable {
+        public var inputConfig: InputConfigEcho?
+        public var responses: [FilePageResponse]?
+        public var totalPages: Int?
+        /// Set instead when the file could not be read at all.
+        public var error: Status?
+
+        public init(inputConfig: InputConfigEcho? = nil, responses: [FilePageResponse]? = nil, totalPages: Int? = nil, error: Status? = nil) {
+            self.inputConfig = inputConfig
+            self.responses = responses
+            self.totalPages = totalPages
+            self.error = error
+        }
+    }
+
+    /// `files:annotate`'s body: one response per file, in order.
+    public struct BatchFileResponse: Codable, Sendable, Equatable {
+        public var responses: [FileResponse]
+
+        public init(responses: [FileResponse]) { self.responses = responses }
+    }
+
+    /// A file's response from a Quire result: each page its own response (a page that could not be
+    /// read has its error, code 3 for what is wrong with it).
+    public static func fileResponse(_ result: OCRResult, feature: Feature, mimeType: String?, confidenceScores: Bool = false) -> FileResponse {
+        let pages = result.pages.map { page -> FilePageResponse in
+            let context = ImageAnnotationContext(uri: nil, pageNumber: page.pageNumber)
+            if let error = page.error {
+                return FilePageResponse(textAnnotations: nil, fullTextAnnotation: nil,
+                                        error: Status(code: error.code == .internal ? 13 : 3, message: error.message), context: context)
+            }
+            var single = result
+            single.pages = [page]
+            let response = Self.response(single, feature: feature, confidenceScores: confidenceScores)
+            return FilePageResponse(textAnnotations: response.textAnnotations, fullTextAnnotation: response.fullTextAnnotation, error: nil, context: context)
+        }
+        return FileResponse(inputConfig: mimeType.map { InputConfigEcho(mimeType: $0) }, responses: pages, totalPages: result.metadata.pageCount)
     }
 }

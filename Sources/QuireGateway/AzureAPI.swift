@@ -1,13 +1,14 @@
 import Foundation
 import QuireFormats
 import QuireHTTP
+import QuireWire
 
 /// Azure Computer Vision Read, the async pair of calls over durable jobs: Read 3.2
 /// (`POST /vision/v3.2/read/analyze` → `202` + `Operation-Location: …/read/analyzeResults/{id}`) and
 /// Read 2.0, the iOS tutorial's (`POST /vision/v2.0/read/core/asyncBatchAnalyze` → `202` +
-/// `Operation-Location: …/read/operations/{id}`). The image is the body (`application/octet-stream`
-/// or `image/*`), or JSON `{"url"}`, fetched only from the allow-list (``FetchAllowList``). Errors are Azure's
-/// `{"error":{"code","message"}}`.
+/// `Operation-Location: …/read/operations/{id}`). The image or PDF is the body (`application/octet-stream`,
+/// `image/*` or `application/pdf`), or JSON `{"url"}`, fetched only from the allow-list (``FetchAllowList``);
+/// `pages` (`1-3,5`) selects a document's pages. Errors are Azure's `{"error":{"code","message"}}`.
 public enum AzureAPI {
     static func add(to router: inout HTTPRouter, jobs: JobBackend, https: Bool, fetch: ImageSource) {
         router.post("/vision/v3.2/read/analyze") { request, _ in
@@ -61,14 +62,21 @@ public enum AzureAPI {
             case .failure(let failure): return error(failure)
             }
         } else {
-            guard type == "application/octet-stream" || type.hasPrefix("image/") else {
-                return error(415, "UnsupportedMediaType", "Send the image as application/octet-stream or JSON {\"url\"}, not '\(type)'.")
+            guard type == "application/octet-stream" || type.hasPrefix("image/") || type == "application/pdf" else {
+                return error(415, "UnsupportedMediaType", "Send the image or PDF as application/octet-stream or JSON {\"url\"}, not '\(type)'.")
             }
             guard !request.body.isEmpty else { return error(400, "InvalidImage", "The body is empty: send the image's bytes.") }
             image = request.body
         }
         let languages = request.query("language").flatMap { $0.isEmpty || $0 == "unk" ? nil : [$0] }
-        let call = OCRCall(image: image, mode: "document", languages: languages, credential: .azure(request))
+        var pages: [Int]?
+        if let selection = request.query("pages"), !selection.isEmpty {
+            guard let parsed = PageRanges.parse(selection) else {
+                return error(400, "InvalidParameter", "The 'pages' parameter must list pages and ranges such as 1-3,5, not '\(selection)'.")
+            }
+            pages = parsed
+        }
+        let call = OCRCall(image: image, mode: "document", languages: languages, credential: .azure(request), pages: pages)
         switch jobs.submit(call) {
         case .success(let id):
             return HTTPResponse(status: 202, headers: ["Operation-Location": location(id), "apim-request-id": id])

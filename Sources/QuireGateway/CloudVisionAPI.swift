@@ -122,6 +122,11 @@ public enum CloudVisionAPI {
                 responses.append(CloudVision.Response(error: CloudVision.Status(code: grpcCode(failure.reason), message: message(failure))))
                 continue
             }
+            // images:annotate reads images; Google answers a PDF there as bad image data (PDFs go to files:annotate).
+            if PDFSniff.isPDF(call.image) {
+                responses.append(CloudVision.Response(error: CloudVision.Status(code: 3, message: "Bad image data: a PDF is read by files:annotate, not images:annotate.")))
+                continue
+            }
             switch recognize(call) {
             case .success(let result):
                 responses.append(CloudVision.response(result, feature: feature))

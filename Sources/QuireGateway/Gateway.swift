@@ -18,17 +18,22 @@ public struct OCRCall: Sendable, Equatable {
     /// The API key the HTTP client presented instead; exchanged for a token before the call goes out
     /// (``APIKeyTokens``), never sent to the broker itself.
     public var apiKey: String?
+    /// 1-based pages of a PDF or TIFF to read (negative: from the end); nil: every page.
+    public var pages: [Int]?
+    /// Read at most this many of them (Cloud Vision's files: the first five).
+    public var pageLimit: Int?
 
-    public init(image: [UInt8], mode: String, languages: [String]? = nil, token: String? = nil, apiKey: String? = nil) {
+    public init(image: [UInt8], mode: String, languages: [String]? = nil, token: String? = nil, apiKey: String? = nil, pages: [Int]? = nil) {
         self.image = image
         self.mode = mode
         self.languages = languages
         self.token = token
         self.apiKey = apiKey
+        self.pages = pages
     }
 
-    public init(image: [UInt8], mode: String, languages: [String]? = nil, credential: Credential) {
-        self.init(image: image, mode: mode, languages: languages, token: credential.token, apiKey: credential.apiKey)
+    public init(image: [UInt8], mode: String, languages: [String]? = nil, credential: Credential, pages: [Int]? = nil) {
+        self.init(image: image, mode: mode, languages: languages, token: credential.token, apiKey: credential.apiKey, pages: pages)
     }
 
     public var credential: Credential { Credential(token: token, apiKey: apiKey) }
@@ -39,7 +44,8 @@ public struct OCRCall: Sendable, Equatable {
     /// The frame with the Titanic options in `job` (`proto-json/titanic-options.schema.json`).
     func requestFrame(job: JobOptions?) -> [UInt8] {
         let hints = languages.flatMap { $0.isEmpty ? nil : $0 }
-        return OCRRequest(languages: hints, mode: OCRRequest.Mode(rawValue: mode) ?? .document, token: token, job: job).jsonBytes()
+        return OCRRequest(languages: hints, mode: OCRRequest.Mode(rawValue: mode) ?? .document, pages: pages, pageLimit: pageLimit, token: token,
+                          job: job).jsonBytes()
     }
 }
 
@@ -176,6 +182,7 @@ public final class Gateway: Sendable {
         var router = HTTPRouter()
         OAuthTokenEndpoint.add(to: &router, tokens: tokens)
         CloudVisionAPI.add(to: &router, recognize: recognize, fetch: fetch)
+        CloudVisionAPI.addFiles(to: &router, recognize: recognize)
         FirebaseCallable.add(to: &router, recognize: recognize, fetch: fetch)
         AzureAPI.add(to: &router, jobs: jobs, https: https, fetch: fetch)
         ImageAnalysisAPI.add(to: &router, recognize: recognize, fetch: fetch)

@@ -1,6 +1,7 @@
 import Foundation
 import QuireFormats
 import QuireHTTP
+import QuireWire
 
 /// Azure AI Vision Image Analysis 4.0: `POST /computervision/imageanalysis:analyze?api-version=2023-10-01&features=read`,
 /// synchronous (one `ocr` request, answered in the same exchange) and shaped as the 2023-10-01
@@ -64,6 +65,10 @@ public enum ImageAnalysisAPI {
             }
             guard !request.body.isEmpty else { return invalid("InvalidImageSize", "The body is empty: send the image's bytes.") }
             image = request.body
+        }
+        // Image Analysis reads images only: a PDF goes to Read, as Azure answers it.
+        if PDFSniff.isPDF(image) {
+            return invalid("InvalidImageFormat", "The input data is a PDF, which Image Analysis does not read; send it to Read (/vision/v3.2/read/analyze).")
         }
         // `language` is the language of captions and tags, not of the text read: the worker's default reads.
         let call = OCRCall(image: image, mode: "document", languages: nil, credential: .azure(request))

@@ -94,7 +94,7 @@ public final class ImageFetcher: Sendable {
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.httpMaximumConnectionsPerHost = 1
-        configuration.httpAdditionalHeaders = ["Accept": "image/*, application/octet-stream;q=0.5", "User-Agent": "quire-gateway"]
+        configuration.httpAdditionalHeaders = ["Accept": "image/*, application/pdf, application/octet-stream;q=0.5", "User-Agent": "quire-gateway"]
 
         let delegate = FetchDelegate(allow: allow, maxBytes: maxBytes, maxRedirects: maxRedirects, seconds: seconds)
         let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
@@ -243,9 +243,10 @@ private final class FetchDelegate: NSObject, URLSessionDataDelegate, @unchecked 
         return type
     }
 
-    /// An image's media type, or the generic ones object stores serve files with.
+    /// An image's or a PDF's media type, or the generic ones object stores serve files with (the routes
+    /// that read images only refuse a PDF by its bytes).
     static func imageTypes(_ type: String) -> Bool {
-        type.hasPrefix("image/") || type == "application/octet-stream" || type == "binary/octet-stream"
+        type.hasPrefix("image/") || type == "application/pdf" || type == "application/octet-stream" || type == "binary/octet-stream"
     }
 
     /// What failed, without URLSession's text (which may quote the URL or the server).

@@ -1,6 +1,7 @@
 internal import CPDFium
 import Foundation
 import Imaging
+import QuireWire
 
 /// Why a PDF, or one of its pages, could not be read.
 public struct PDFError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -62,14 +63,8 @@ public final class PDFDocument: @unchecked Sendable {
         return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// Whether `bytes` begin like a PDF: `%PDF-` within the first 1,024 bytes, where readers look for it.
-    public static func sniff(_ bytes: [UInt8]) -> Bool {
-        let marker = Array("%PDF-".utf8)
-        let end = min(bytes.count, 1_024) - marker.count
-        guard end >= 0 else { return false }
-        for start in 0...end where bytes[start] == marker[0] && Array(bytes[start..<start + marker.count]) == marker { return true }
-        return false
-    }
+    /// Whether `bytes` begin like a PDF (``PDFSniff``).
+    public static func sniff(_ bytes: [UInt8]) -> Bool { PDFSniff.isPDF(bytes) }
 
     let api: UnsafePointer<quire_pdfium_api>
     let document: QFPDF_DOCUMENT

@@ -149,6 +149,17 @@ struct AzureReadTests {
         #expect(AzureReadV2.recognitionResults(result)[0].clockwiseOrientation == 357.5)
     }
 
+    @Test("a PDF page in inches, to four decimals, as Azure measures PDF pages")
+    func inches() throws {
+        var result = try Fixture.result("upright.json")
+        result.pages[0].resolution = 200
+        let r = try #require(AzureRead.analyzeResult(result).readResults.first)
+        #expect((r.unit, r.width, r.height) == ("inch", 3, 2))
+        #expect(r.lines[0].words[1].boundingBox == [1.295, 0.275, 1.565, 0.275, 1.565, 0.475, 1.295, 0.475])
+        // Read 2.0 keeps whole pixels, which the tutorial's [Int] decodes.
+        #expect(AzureReadV2.recognitionResults(result)[0].unit == "pixel")
+    }
+
     @Test("until it has succeeded, no analyzeResult")
     func pending() throws {
         let created = Date(timeIntervalSince1970: 0)
@@ -257,6 +268,29 @@ struct CloudVisionTests {
         let page = try #require(CloudVision.response(try Fixture.result("sideways.json"), feature: .textDetection).fullTextAnnotation?.pages.first)
         #expect((page.width, page.height) == (400, 600))
         #expect(page.blocks[0].paragraphs[0].words[0].boundingBox.vertices == [.init(x: 43, y: 600), .init(x: 43, y: 447), .init(x: 83, y: 447), .init(x: 83, y: 600)])
+    }
+
+    @Test("files:annotate: a response per page with its number, a PDF page in points with normalized polygons")
+    func fileResponse() throws {
+        var result = try Fixture.result("upright.json")
+        result.pages[0].resolution = 200
+        var failed = result.pages[0]
+        failed.pageNumber = 3
+        failed.blocks = []
+        failed.error = .init(code: .tooManyPixels, message: "page 3: too large")
+        result.pages.append(failed)
+        result.metadata.pageCount = 4
+        let file = CloudVision.fileResponse(result, feature: .documentTextDetection, mimeType: "application/pdf")
+        #expect(file.totalPages == 4 && file.inputConfig?.mimeType == "application/pdf")
+        let responses = try #require(file.responses)
+        #expect(responses.map(\.context.pageNumber) == [1, 3])
+        #expect(responses[1].error == .init(code: 3, message: "page 3: too large") && responses[1].fullTextAnnotation == nil)
+        let page = try #require(responses[0].fullTextAnnotation?.pages.first)
+        #expect((page.width, page.height) == (216, 144), "600 × 400 pixels at 200 dpi: 3 × 2 inches")
+        let word = page.blocks[0].paragraphs[0].words[1].boundingBox
+        #expect(word.vertices == nil)
+        #expect(word.normalizedVertices?.first == .init(x: 0.431667, y: 0.1375), "259 / 600 and 55 / 400, to six decimals")
+        #expect(responses[0].textAnnotations == nil, "a file's page has no pixel annotations")
     }
 
     @Test("no text: an empty response, as Google answers")

@@ -352,18 +352,23 @@ def test_azure_bad_input_gets_azures_error(stack, png, path):
     serves(stack, png)
 
 
-def test_azure_job_of_a_non_image_fails(stack):
-    status, headers, _ = http(stack, "POST", "/vision/v3.2/read/analyze", b"not an image", {"Content-Type": "application/octet-stream"})
-    assert status == 202
-    path = "/" + headers["operation-location"].split("/", 3)[3]
+def poll_operation(stack, operation_location, pending=("notStarted", "running")):
+    """GETs an Azure Read operation until its status is no longer pending: the last body."""
+    path = "/" + operation_location.split("/", 3)[3]
     deadline = time.monotonic() + 60
     while True:
         status, _, body = http(stack, "GET", path)
         assert status == 200, body
-        if body["status"] not in ("notStarted", "running"):
-            break
+        if body["status"] not in pending:
+            return body
         assert time.monotonic() < deadline, body
         time.sleep(0.2)
+
+
+def test_azure_job_of_a_non_image_fails(stack):
+    status, headers, _ = http(stack, "POST", "/vision/v3.2/read/analyze", b"not an image", {"Content-Type": "application/octet-stream"})
+    assert status == 202
+    body = poll_operation(stack, headers["operation-location"])
     assert body["status"] == "failed"
     assert "analyzeResult" not in body
 
