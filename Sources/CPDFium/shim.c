@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "CPDFium.h"
 
 static quire_pdfium_api api;
@@ -55,6 +56,9 @@ static void load(void) {
     BIND(BitmapGetStride, "FPDFBitmap_GetStride")
     BIND(BitmapDestroy, "FPDFBitmap_Destroy")
     BIND(RenderPageBitmap, "FPDF_RenderPageBitmap")
+    BIND(RenderPageBitmapStart, "FPDF_RenderPageBitmap_Start")
+    BIND(RenderPageContinue, "FPDF_RenderPage_Continue")
+    BIND(RenderPageClose, "FPDF_RenderPage_Close")
     BIND(PageCountObjects, "FPDFPage_CountObjects")
     BIND(PageGetObject, "FPDFPage_GetObject")
     BIND(FormObjCountObjects, "FPDFFormObj_CountObjects")
@@ -93,4 +97,44 @@ const char *quire_pdfium_error(void) {
 const char *quire_pdfium_path(void) {
     pthread_once(&once, load);
     return loaded ? loaded_path : NULL;
+}
+
+// IFSDK_PAUSE as fpdf_progressive.h lays it out, followed by the deadline it checks.
+typedef struct pause {
+    int version;  // 1
+    int (*need_to_pause_now)(struct pause *self);
+    void *user;
+    struct timespec deadline;
+} pause_t;
+
+static int now_past(const struct timespec *deadline) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return now.tv_sec > deadline->tv_sec || (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec);
+}
+
+static int need_to_pause_now(pause_t *self) { return now_past(&self->deadline); }
+
+enum { RENDER_READY = 0, RENDER_TOBECONTINUED = 1, RENDER_DONE = 2, RENDER_FAILED = 3 };
+
+int quire_pdfium_render(const quire_pdfium_api *api, QFPDF_BITMAP bitmap, QFPDF_PAGE page, int width, int height, int flags,
+                        double seconds) {
+    pause_t pause = {1, need_to_pause_now, NULL, {0, 0}};
+    clock_gettime(CLOCK_MONOTONIC, &pause.deadline);
+    long long nanos = (long long)(seconds * 1e9);
+    pause.deadline.tv_sec += nanos / 1000000000LL;
+    pause.deadline.tv_nsec += nanos % 1000000000LL;
+    if (pause.deadline.tv_nsec >= 1000000000L) {
+        pause.deadline.tv_sec += 1;
+        pause.deadline.tv_nsec -= 1000000000L;
+    }
+    int status = api->RenderPageBitmapStart(bitmap, page, 0, 0, width, height, 0, flags, &pause);
+    // PDFium pauses when asked and returns TOBECONTINUED; past the deadline there is nothing to continue for.
+    while (status == RENDER_TOBECONTINUED && !now_past(&pause.deadline)) {
+        status = api->RenderPageContinue(page, &pause);
+    }
+    api->RenderPageClose(page);
+    if (status == RENDER_DONE) return 0;
+    if (status == RENDER_TOBECONTINUED) return 1;
+    return 2;
 }

@@ -60,7 +60,10 @@ extension Recognizer {
                 } else {
                     let dpi = Double(request.dpi ?? Int((contents.imageResolution ?? 300).clamped(to: Self.renderDPI).rounded()))
                     let image: Image
-                    do { image = try document.render(index, dpi: dpi, maxPixels: configuration.maxPixels) } catch { throw wire(error) }
+                    do {
+                        image = try document.render(index, dpi: dpi, maxPixels: configuration.maxPixels,
+                                                    seconds: Double(configuration.pdfRenderTimeoutMs) / 1_000)
+                    } catch { throw wire(error) }
                     parameters["renderDPI"] = dpi
                     parameters["ms"] = t0.millisecondsSince
                     pageSteps.append(.init(step: "textLayer", applied: false, parameters: parameters))

@@ -14,6 +14,8 @@ public struct OCRConfiguration: Sendable, Equatable {
     public var maxPixels: Int = 60_000_000
     /// The most pages one request may ask to read.
     public var maxPages: Int = 100
+    /// The longest a PDF page may take to render for OCR (milliseconds); past it the page gets an error.
+    public var pdfRenderTimeoutMs: Int = 30_000
     /// Pages larger than this are always scaled down to it for recognition.
     public var maxRecognitionPixels: Int = 16_000_000
     /// Pages larger than this are measured on a reduced copy of about this many pixels (the glyph
@@ -138,7 +140,9 @@ public struct OCRConfiguration: Sendable, Equatable {
                 help: "the languages of a request that names none, e.g. eng+deu"),
         Setting(\.maxImageBytes, variable: "QUIRE_MAX_IMAGE_BYTES", .integer(1_024...(1 << 31)), help: "the largest image file accepted (bytes)"),
         Setting(\.maxPixels, variable: "QUIRE_MAX_PIXELS", .integer(10_000...1_000_000_000), help: "the largest page in pixels, checked before decoding"),
-        Setting(\.maxPages, variable: "QUIRE_MAX_PAGES", .integer(1...10_000), help: "the most pages one request may read (multi-page TIFF)"),
+        Setting(\.maxPages, variable: "QUIRE_MAX_PAGES", .integer(1...10_000), help: "the most pages one request may read (PDF, multi-page TIFF)"),
+        Setting(\.pdfRenderTimeoutMs, variable: "QUIRE_PDF_RENDER_TIMEOUT_MS", .integer(100...600_000),
+                help: "the longest a PDF page may take to render for OCR; past it the page gets an error and the others are read"),
         Setting(\.textScaling, variable: "QUIRE_OCR_TEXT_SCALING", .onOff,
                 help: "scale pages for their glyphs' height"),
         Setting(\.targetGlyphHeight, variable: "QUIRE_OCR_TARGET_GLYPH_HEIGHT", .number(8...200), help: "the glyph height (px) small and large text is scaled to"),

@@ -234,8 +234,11 @@ public final class PDFDocument: @unchecked Sendable {
     }
 
     /// Page `index` rendered at `dpi` pixels per inch on white, as an RGB ``Image`` of that resolution.
-    /// Throws ``PDFError/Code/tooManyPixels`` when the rendering would exceed `maxPixels`.
-    public func render(_ index: Int, dpi: Double, maxPixels: Int) throws(PDFError) -> Image {
+    /// Throws ``PDFError/Code/tooManyPixels`` when the rendering would exceed `maxPixels`, and
+    /// ``PDFError/Code/pageFailed`` when drawing it takes longer than `seconds` (PDFium is asked
+    /// between page objects whether to go on: a page of a million tiny objects is stopped, though one
+    /// object that takes long on its own is not).
+    public func render(_ index: Int, dpi: Double, maxPixels: Int, seconds: Double = 30) throws(PDFError) -> Image {
         let (widthPoints, heightPoints) = try pageSize(index)
         let width = Int((widthPoints * dpi / 72).rounded()), height = Int((heightPoints * dpi / 72).rounded())
         guard width > 0, height > 0 else { throw PDFError(.pageFailed, "page \(index + 1) renders to no pixels at \(Int(dpi)) dpi") }
@@ -248,7 +251,11 @@ public final class PDFDocument: @unchecked Sendable {
             }
             defer { api.pointee.BitmapDestroy(bitmap) }
             _ = api.pointee.BitmapFillRect(bitmap, 0, 0, Int32(width), Int32(height), 0xFFFF_FFFF)
-            api.pointee.RenderPageBitmap(bitmap, page, 0, 0, Int32(width), Int32(height), 0, QFPDF_RENDER_ANNOT)
+            switch quire_pdfium_render(api, bitmap, page, Int32(width), Int32(height), QFPDF_RENDER_ANNOT, seconds) {
+            case 0: break
+            case 1: return .failure(PDFError(.pageFailed, "page \(index + 1) took longer than \(Int((seconds * 1_000).rounded())) ms to render"))
+            default: return .failure(PDFError(.pageFailed, "page \(index + 1) could not be rendered"))
+            }
             guard let buffer = api.pointee.BitmapGetBuffer(bitmap) else {
                 return .failure(PDFError(.pageFailed, "page \(index + 1) could not be rendered"))
             }

@@ -137,6 +137,24 @@ struct PDFDocumentTests {
         }
     }
 
+    @Test("a page that takes too long to draw is given up between its objects, and the document still serves")
+    func renderDeadline() throws {
+        // 200,000 small filled squares: a second or more of drawing at 300 dpi.
+        var page = TestPDF.Page()
+        page.operators = String(repeating: "10 10 2 2 re f\n", count: 200_000)
+        let document = try PDFDocument(TestPDF(pages: [page, TestPDF.Page()]).bytes())
+        let started = ContinuousClock.now
+        #expect(throws: PDFError.self) { try document.render(0, dpi: 300, maxPixels: 60_000_000, seconds: 0.02) }
+        #expect(ContinuousClock.now - started < .seconds(1), "given up near its deadline, not after drawing everything")
+        do { _ = try document.render(0, dpi: 300, maxPixels: 60_000_000, seconds: 0.02) } catch {
+            #expect(error.code == .pageFailed && error.message == "page 1 took longer than 20 ms to render")
+        }
+        // The next page, and the same page with time enough, render.
+        _ = try document.render(1, dpi: 72, maxPixels: 1_000_000, seconds: 0.02)
+        let whole = try document.render(0, dpi: 72, maxPixels: 1_000_000, seconds: 60)
+        #expect(try whole.grey().greyLevel(x: 11, y: 792 - 11) < 50, "the squares are drawn")
+    }
+
     @Test("files that are not PDFs, damaged ones, encrypted ones and empty ones are refused with their reason")
     func refusals() throws {
         func code(_ bytes: [UInt8]) -> PDFError.Code? {

@@ -23,6 +23,8 @@ struct TestPDF {
         var rotate = 0
         var texts: [Text] = []
         var pictures: [Picture] = []
+        /// Content-stream operators drawn after the rest, as they are.
+        var operators = ""
     }
 
     var pages: [Page]
@@ -50,6 +52,7 @@ struct TestPDF {
                 let escaped = t.string.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "(", with: "\\(").replacingOccurrences(of: ")", with: "\\)")
                 content += "BT /F1 \(t.size) Tf \(t.mode) Tr \(t.x) \(t.y) Td (\(escaped)) Tj ET\n"
             }
+            content += page.operators
             let contents = add(text("<< /Length \(content.utf8.count) >>\nstream\n\(content)endstream"))
             let rotate = page.rotate == 0 ? "" : " /Rotate \(page.rotate)"
             let xobjectEntry = xobjects.isEmpty ? "" : " /XObject << \(xobjects)>>"

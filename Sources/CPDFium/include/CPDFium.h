@@ -80,6 +80,10 @@ typedef struct {
     void (*BitmapDestroy)(QFPDF_BITMAP bitmap);
     void (*RenderPageBitmap)(QFPDF_BITMAP bitmap, QFPDF_PAGE page, int start_x, int start_y, int size_x, int size_y,
                              int rotate, int flags);
+    int (*RenderPageBitmapStart)(QFPDF_BITMAP bitmap, QFPDF_PAGE page, int start_x, int start_y, int size_x, int size_y,
+                                 int rotate, int flags, void *pause);
+    int (*RenderPageContinue)(QFPDF_PAGE page, void *pause);
+    void (*RenderPageClose)(QFPDF_PAGE page);
 
     int (*PageCountObjects)(QFPDF_PAGE page);
     QFPDF_PAGEOBJECT (*PageGetObject)(QFPDF_PAGE page, int index);
@@ -112,5 +116,11 @@ const char *quire_pdfium_error(void);
 
 /// The file the library was loaded from, or NULL.
 const char *quire_pdfium_path(void);
+
+/// Renders `page` into `bitmap` (the whole bitmap, no rotation) progressively, giving up once
+/// `seconds` have passed: PDFium pauses between page objects to ask. 0: rendered; 1: gave up (the
+/// bitmap holds what was drawn by then); 2: PDFium failed.
+int quire_pdfium_render(const quire_pdfium_api *api, QFPDF_BITMAP bitmap, QFPDF_PAGE page, int width, int height, int flags,
+                        double seconds);
 
 #endif
