@@ -47,6 +47,7 @@ static void load(void) {
     BIND(GetPageSizeByIndexF, "FPDF_GetPageSizeByIndexF")
     BIND(LoadPage, "FPDF_LoadPage")
     BIND(ClosePage, "FPDF_ClosePage")
+    BIND(PageGetRotation, "FPDFPage_GetRotation")
     BIND(GetPageWidthF, "FPDF_GetPageWidthF")
     BIND(GetPageHeightF, "FPDF_GetPageHeightF")
     BIND(PageToDevice, "FPDF_PageToDevice")

@@ -33,6 +33,10 @@ extension PDFDocument {
         return try withPage(index) { page in
             guard let text = api.pointee.TextLoadPage(page) else { return [] }
             defer { api.pointee.TextClosePage(text) }
+            // PDFium measures a character's angle in the page's own space; a page shown turned
+            // (`/Rotate`) turns its text with it: a landscape table drawn sideways on a page turned
+            // back is upright on the screen.
+            let pageTurns = Int(max(0, api.pointee.PageGetRotation(page)))
             var characters: [LayerCharacter] = []
             let count = api.pointee.TextCountChars(text)
             for i in 0..<max(0, count) {
@@ -75,7 +79,7 @@ extension PDFDocument {
                 // PDFium's angle turns clockwise on the page (π/2: text running down). A space it adds
                 // between words has no angle of its own (0): it runs with the text before it.
                 let angle = Double(api.pointee.TextGetCharAngle(text, i))
-                var turns = angle >= 0 && angle.isFinite ? Int((angle / (Double.pi / 2)).rounded()) % 4 : 0
+                var turns = ((angle >= 0 && angle.isFinite ? Int((angle / (Double.pi / 2)).rounded()) : 0) + pageTurns) % 4
                 if api.pointee.TextIsGenerated(text, i) == 1 { turns = characters.last?.quarterTurns ?? turns }
                 characters.append(LayerCharacter(scalar: scalar, box: box, size: size.isFinite ? size : 0, quarterTurns: turns))
             }

@@ -112,13 +112,14 @@ struct PDFDocumentTests {
         let document = try PDFDocument(TestPDF(pages: [page]).bytes())
         let size = try document.pageSize(0)
         #expect(size.width == 792 && size.height == 612)
-        let read = try document.textLayer(0, dpi: 72, language: nil, symbols: false)
+        let read = try document.textLayer(0, dpi: 72, language: nil, symbols: true)
         #expect(read.width == 792 && read.height == 612)
         let word = try #require(read.blocks.first?.children.first?.children.first?.children.first)
         #expect(word.text == "turned")
         // Turned clockwise, the text near the page's top left runs down near the right edge: a box
-        // taller than wide, inside the page.
+        // taller than wide, inside the page, its letters one under another.
         #expect(word.box.height > word.box.width)
+        #expect(word.children.count == 6 && zip(word.children, word.children.dropFirst()).allSatisfy { $0.box.y < $1.box.y })
         #expect(word.box.x > 600 && word.box.x + word.box.width <= 792)
         let image = try document.render(0, dpi: 72, maxPixels: 1_000_000)
         #expect(image.width == 792 && image.height == 612)
@@ -135,6 +136,18 @@ struct PDFDocumentTests {
             #expect(error.code == .tooManyPixels)
             #expect(error.message.contains("200"))
         }
+    }
+
+    @Test("a landscape table drawn sideways on a page turned back (/Rotate 90) reads upright, row by row")
+    func sidewaysOnTurnedPage() throws {
+        // Text drawn running up the page (rotated 90° counterclockwise), the page shown turned 90°
+        // clockwise: on the screen the rows run left to right, one under another.
+        var page = TestPDF.Page(rotate: 90)
+        page.operators = (0..<3).map { row in "BT /F1 12 Tf 0 1 -1 0 \(100 + 20 * row) 72 Tm (row \(row + 1) cell) Tj ET\n" }.joined()
+        let read = try PDFDocument(TestPDF(pages: [page]).bytes()).textLayer(0, dpi: 72, language: nil, symbols: false)
+        let lines = read.blocks.flatMap(\.children).flatMap(\.children)
+        #expect(lines.map(\.text) == ["row 1 cell", "row 2 cell", "row 3 cell"])
+        #expect(lines.allSatisfy { $0.box.width > $0.box.height }, "rows run across the turned page")
     }
 
     @Test("a page that takes too long to draw is given up between its objects, and the document still serves")

@@ -68,6 +68,7 @@ typedef struct {
     int (*GetPageSizeByIndexF)(QFPDF_DOCUMENT document, int index, float size[2]);
     QFPDF_PAGE (*LoadPage)(QFPDF_DOCUMENT document, int index);
     void (*ClosePage)(QFPDF_PAGE page);
+    int (*PageGetRotation)(QFPDF_PAGE page);
     float (*GetPageWidthF)(QFPDF_PAGE page);
     float (*GetPageHeightF)(QFPDF_PAGE page);
     int (*PageToDevice)(QFPDF_PAGE page, int start_x, int start_y, int size_x, int size_y, int rotate,
