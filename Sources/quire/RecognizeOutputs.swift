@@ -47,6 +47,10 @@ extension RecognizeCommand {
     /// error) when it cannot.
     static func writeOverlay(_ frame: [UInt8], image: [UInt8], to path: String, name: String) -> Bool {
         guard let result = try? JSONDecoder().decode(OCRResult.self, from: Data(frame)) else { return false }
+        if PDFSniff.isPDF(image) {
+            printError("quire recognize: \(name): no overlay: it is drawn on an image's pixels, and a PDF has none (the result has each page's boxes at its `resolution`)")
+            return false
+        }
         do {
             let png = try Outputs.overlay(result, image: image)
             guard FileManager.default.createFile(atPath: path, contents: Data(png)) else {
