@@ -15,7 +15,7 @@ extension Recognizer {
     /// mush before the glyph scaling can help; above, the pixels cost time without adding detail.
     static let renderDPI = 100.0...400.0
 
-    func recognizePDF(_ request: OCRRequest, bytes: [UInt8], start: Instant) throws(WireError) -> OCRResult {
+    func recognizePDF(_ request: OCRRequest, bytes: [UInt8]) throws(WireError) -> OCRResult {
         if request.outputs?.contains(.pdf) == true {
             throw WireError(.unsupportedFormat, "a searchable PDF is made from images; from a PDF upload it is not made yet (ask for the result, text, hOCR, ALTO or TSV)")
         }

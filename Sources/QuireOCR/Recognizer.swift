@@ -77,7 +77,7 @@ public final class Recognizer {
         guard bytes.count <= configuration.maxImageBytes else {
             throw WireError(.tooLarge, "the image has \(bytes.count) bytes; the limit is \(configuration.maxImageBytes)", limit: configuration.maxImageBytes)
         }
-        if PDFDocument.sniff(bytes) { return (try recognizePDF(request, bytes: bytes, start: start), []) }
+        if PDFDocument.sniff(bytes) { return (try recognizePDF(request, bytes: bytes), []) }
         let header: Image.Header
         do { header = try Image.header(bytes) } catch { throw Self.wire(error) }
         guard header.width * header.height <= configuration.maxPixels else {

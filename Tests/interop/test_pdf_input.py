@@ -9,16 +9,18 @@ Needs: PDFium (scripts/install-pdfium), Debian qpdf and fonts-dejavu-core, PyPI 
 """
 
 import io
+import json
 import re
 import subprocess
 import time
+import zlib
 
 import pytest
 from fpdf import FPDF
 
 import ocr_images as oi
 from test_ocr import (GOOD, GOOD_PNG, _env, assert_words, ocr, ocr_error, page_lines, page_words,  # noqa: F401
-                      quire_bin, request_frame, start_stack, zctx)
+                      quire_bin, request_frame, start_stack, validate_result, zctx)
 
 DEJAVU = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 POINTS_PER_INCH = 72
@@ -190,15 +192,51 @@ def broken_xref():
     return data[:start] + table
 
 
-def zero_pages():
-    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [] /Count 0 >>"]
+def raw_pdf(objects):
+    """A PDF of these objects (object 1 the catalog), each at the offset its cross-reference table gives."""
     out, offsets = b"%PDF-1.7\n", []
     for i, body in enumerate(objects):
         offsets.append(len(out))
         out += b"%d 0 obj\n%s\nendobj\n" % (i + 1, body)
     xref = len(out)
-    out += b"xref\n0 3\n0000000000 65535 f \n" + b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    return out + b"trailer\n<< /Size 3 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % xref
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1) + b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    return out + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+
+
+def stream(dictionary, data):
+    return b"<< %s /Length %d >>\nstream\n" % (dictionary, len(data)) + data + b"\nendstream"
+
+
+CATALOG, ONE_PAGE = b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>"
+
+
+def page_drawing(content, resources=b"", filter=b""):
+    return [CATALOG, ONE_PAGE,
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << %s >> /Contents 4 0 R >>" % resources,
+            stream(filter, content)]
+
+
+def zero_pages():
+    return raw_pdf([CATALOG, b"<< /Type /Pages /Kids [] /Count 0 >>"])
+
+
+def form_drawing_itself():
+    return raw_pdf(page_drawing(b"/Fm0 Do", b"/XObject << /Fm0 5 0 R >>") + [
+        stream(b"/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /XObject << /Fm0 5 0 R >> >>", b"/Fm0 Do")])
+
+
+def image_claiming_billions_of_pixels():
+    return raw_pdf(page_drawing(b"q 612 0 0 792 0 0 cm /Im0 Do Q", b"/XObject << /Im0 5 0 R >>") + [
+        stream(b"/Type /XObject /Subtype /Image /Width 60000 /Height 60000 /ColorSpace /DeviceRGB /BitsPerComponent 8", b"0123456789")])
+
+
+def page_tree_loop():
+    return raw_pdf([CATALOG, b"<< /Type /Pages /Kids [2 0 R 3 0 R] /Count 2 >>", b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>"])
+
+
+def content_bomb():
+    # 200 MB of spaces in 200 KB of Flate: a content stream that inflates a thousandfold.
+    return raw_pdf(page_drawing(zlib.compress(b" " * (200 << 20), 9), filter=b"/Filter /FlateDecode"))
 
 
 def huge_page():
@@ -221,6 +259,23 @@ def test_hostile_pdfs_get_typed_errors(stack, tmp_path, name, make, options, cod
     assert err["message"], name
     if code == "too_many_pixels":
         assert err["limit"] == 60_000_000 and "200" in err["message"]
+    assert_still_serves(stack)
+
+
+@pytest.mark.parametrize("make", [form_drawing_itself, image_claiming_billions_of_pixels, page_tree_loop, content_bomb])
+@pytest.mark.parametrize("text_layer", ["auto", "ignore"])
+def test_pathological_pdfs_end_in_bounded_time_and_the_worker_serves(stack, make, text_layer):
+    """Files built to make a reader loop, allocate or inflate without end: PDFium stops each (a
+    recursion limit, a refused image, a page tree walked once, a stream inflated and found empty), and
+    the page comes back empty or as a typed error, in seconds."""
+    started = time.monotonic()
+    body = stack.call(b"ocr", [request_frame({"textLayer": text_layer}), make()], timeout=60)
+    assert time.monotonic() - started < 15, make.__name__
+    reply = body[0].decode()
+    if '"error"' in reply and '"pages"' not in reply:
+        assert '"corrupt_image"' in reply or '"too_many_pixels"' in reply, reply[:300]
+    else:
+        assert all(not p["text"].strip() for p in validate_result(json.loads(reply))["pages"]), reply[:300]
     assert_still_serves(stack)
 
 
