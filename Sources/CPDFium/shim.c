@@ -14,7 +14,7 @@ static char error_text[512];
 static char loaded_path[512];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-static int bind(void *handle, void **slot, const char *name) {
+static int bind_symbol(void *handle, void **slot, const char *name) {
     *slot = dlsym(handle, name);
     if (*slot) return 1;
     snprintf(error_text, sizeof error_text, "%s has no %s (PDFium too old?)", loaded_path, name);
@@ -37,7 +37,7 @@ static void load(void) {
         snprintf(error_text, sizeof error_text, "no libpdfium.so (scripts/install-pdfium installs it in /opt/quire-pdfium)");
         return;
     }
-#define BIND(field, name) if (!bind(handle, (void **)&api.field, name)) { dlclose(handle); loaded_path[0] = 0; return; }
+#define BIND(field, name) if (!bind_symbol(handle, (void **)&api.field, name)) { dlclose(handle); loaded_path[0] = 0; return; }
     BIND(InitLibraryWithConfig, "FPDF_InitLibraryWithConfig")
     BIND(GetLastError, "FPDF_GetLastError")
     BIND(LoadMemDocument64, "FPDF_LoadMemDocument64")
