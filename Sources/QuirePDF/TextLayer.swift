@@ -100,8 +100,8 @@ extension PDFDocument {
 /// A text layer's characters grouped as a recognition result, in reading order: words between spaces;
 /// lines where the file breaks them, cut again where a gap wider than the font size parts a column
 /// or a table cell from the next; blocks of lines set one under the other in the same column; and
-/// the blocks ordered by Breuel's two rules ("High performance document layout analysis", 2003), as
-/// pdftotext orders them: a block comes before another below it when their columns overlap, and
+/// the blocks ordered by Breuel's two rules ("High performance document layout analysis", 2003): a
+/// block comes before another below it when their columns overlap, and
 /// before one to its right unless a third block between them in height spans both. Every element
 /// has confidence 1: the text is the file's own.
 public enum TextLayer {
