@@ -294,8 +294,11 @@ enum RecognizeCommand {
         }
     }
 
+    /// `s` as a JSON string, its slashes as they are (a file's path, as the results write theirs).
     static func jsonString(_ s: String) -> String {
-        String(decoding: (try? JSONEncoder().encode(s)) ?? Data("\"?\"".utf8), as: UTF8.self)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        return String(decoding: (try? encoder.encode(s)) ?? Data("\"?\"".utf8), as: UTF8.self)
     }
 }
 

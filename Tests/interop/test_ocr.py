@@ -925,6 +925,7 @@ def test_cli_json_lines_in_input_order(quire_bin, stack, files):
     assert rc == 0, err
     lines = out.splitlines()
     assert [json.loads(ln)["file"] for ln in lines] == [str(n) for n in names]
+    assert all('"file":"%s"' % n in ln for ln, n in zip(lines, names)), "paths with their slashes as they are"
     docs = [validate_result(json.loads(ln)["result"]) for ln in lines]
     assert_words(docs[1]["pages"][0], files["a"].words)
     assert_words(docs[2]["pages"][0], files["b"].words)
