@@ -48,25 +48,10 @@ public enum AzureAPI {
     }
 
     static func analyze(_ request: HTTPRequest, jobs: JobBackend, fetch: ImageSource, location: (String) -> String) -> HTTPResponse {
-        let type = (request.headers["Content-Type"] ?? "").lowercased().split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
         let image: [UInt8]
-        if type == "application/json" {
-            struct URLBody: Decodable { var url: String? }
-            guard let body = try? JSONDecoder().decode(URLBody.self, from: Data(request.body)) else {
-                return error(400, "InvalidRequest", "The body is not valid JSON.")
-            }
-            guard let url = body.url else { return error(400, "InvalidImageUrl", "The JSON body has no \"url\".") }
-            // Fetched here, before the job is accepted: the client hears at once why a URL gives no image.
-            switch fetch.fetch(url) {
-            case .success(let bytes): image = bytes
-            case .failure(let failure): return error(failure)
-            }
-        } else {
-            guard type == "application/octet-stream" || type.hasPrefix("image/") || type == "application/pdf" else {
-                return error(415, "UnsupportedMediaType", "Send the image or PDF as application/octet-stream or JSON {\"url\"}, not '\(type)'.")
-            }
-            guard !request.body.isEmpty else { return error(400, "InvalidImage", "The body is empty: send the image's bytes.") }
-            image = request.body
+        switch Upload.read(request, fetch: fetch, accepts: Upload.imageOrPDF) {
+        case .success(let bytes): image = bytes
+        case .failure(let problem): return refusal(problem)
         }
         let languages = request.query("language").flatMap { $0.isEmpty || $0 == "unk" ? nil : [$0] }
         var pages: [Int]?
@@ -82,6 +67,17 @@ public enum AzureAPI {
             return HTTPResponse(status: 202, headers: ["Operation-Location": location(id), "apim-request-id": id])
         case .failure(let failure):
             return error(failure)
+        }
+    }
+
+    /// An upload refused, in Read's words.
+    static func refusal(_ problem: UploadProblem) -> HTTPResponse {
+        switch problem {
+        case .unreadableJSON: error(400, "InvalidRequest", "The body is not valid JSON.")
+        case .noURL: error(400, "InvalidImageUrl", "The JSON body has no \"url\".")
+        case .notFetched(let failure): error(failure)
+        case .mediaType(let type): error(415, "UnsupportedMediaType", "Send the image or PDF as application/octet-stream or JSON {\"url\"}, not '\(type)'.")
+        case .empty: error(400, "InvalidImage", "The body is empty: send the image's bytes.")
         }
     }
 

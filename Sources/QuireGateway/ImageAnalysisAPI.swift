@@ -43,28 +43,10 @@ public enum ImageAnalysisAPI {
         if let other = requested.first(where: { $0.lowercased() != "read" }) {
             return invalid("NotSupportedVisualFeature", "The visual feature '\(other)' is not supported by this server: it serves read (OCR) only.")
         }
-        let type = (request.headers["Content-Type"] ?? "").lowercased().split(separator: ";").first
-            .map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
         let image: [UInt8]
-        if type == "application/json" {
-            struct URLBody: Decodable { var url: String? }
-            guard let body = try? JSONDecoder().decode(URLBody.self, from: Data(request.body)) else {
-                return invalid("BadArgument", "The body is not JSON of the shape {\"url\": \"…\"}.")
-            }
-            guard let url = body.url else { return invalid("InvalidImageUrl", "The JSON body has no \"url\".") }
-            switch fetch.fetch(url) {
-            case .success(let bytes): image = bytes
-            case .failure(let failure):
-                if failure.reason == .busy { return error(429, "429", failure.message) }
-                return invalid("InvalidImageUrl", AzureAPI.sentence(failure.message))
-            }
-        } else {
-            guard type == "application/octet-stream" || type.hasPrefix("image/") else {
-                return error(415, "InvalidRequest", "Send the image as application/octet-stream or JSON {\"url\"}, not '\(type)'.",
-                             inner: "UnsupportedMediaType")
-            }
-            guard !request.body.isEmpty else { return invalid("InvalidImageSize", "The body is empty: send the image's bytes.") }
-            image = request.body
+        switch Upload.read(request, fetch: fetch, accepts: Upload.image) {
+        case .success(let bytes): image = bytes
+        case .failure(let problem): return refusal(problem)
         }
         // Image Analysis reads images only: a PDF goes to Read, as Azure answers it.
         if PDFSniff.isPDF(image) {
@@ -79,6 +61,19 @@ public enum ImageAnalysisAPI {
             return response
         case .failure(let failure):
             return error(failure)
+        }
+    }
+
+    /// An upload refused, in Image Analysis's words.
+    static func refusal(_ problem: UploadProblem) -> HTTPResponse {
+        switch problem {
+        case .unreadableJSON: invalid("BadArgument", "The body is not JSON of the shape {\"url\": \"…\"}.")
+        case .noURL: invalid("InvalidImageUrl", "The JSON body has no \"url\".")
+        case .notFetched(let failure) where failure.reason == .busy: error(429, "429", failure.message)
+        case .notFetched(let failure): invalid("InvalidImageUrl", AzureAPI.sentence(failure.message))
+        case .mediaType(let type):
+            error(415, "InvalidRequest", "Send the image as application/octet-stream or JSON {\"url\"}, not '\(type)'.", inner: "UnsupportedMediaType")
+        case .empty: invalid("InvalidImageSize", "The body is empty: send the image's bytes.")
         }
     }
 
