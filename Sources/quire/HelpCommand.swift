@@ -26,7 +26,7 @@ enum HelpCommand {
     }
 
     static var benchUsage: String {
-        var lines = ["Usage: quire bench broker|ocr|jobs|tokens [options]", "", "Benchmarks (quire bench NAME --help for each):"]
+        var lines = ["Usage: quire bench broker|ocr|documents|jobs|tokens|gateway [options]", "", "Benchmarks (quire bench NAME --help for each):"]
         for command in Commands.all where command.name.hasPrefix("bench ") {
             let summary = command.listing?.1 ?? command.discussion.split(separator: "\n").first.map(String.init) ?? ""
             lines.append(contentsOf: Command.entry(command.name, OptionInfo(help: summary), width: 23))

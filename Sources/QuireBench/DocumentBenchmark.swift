@@ -1,0 +1,276 @@
+import Foundation
+import QuireBroker
+import QuireClient
+import QuireOCR
+import QuireStack
+import QuireSupport
+import QuireWire
+import QuireWorker
+import Synchronization
+import ZeroMQ
+
+/// What `quire bench documents DIR` runs.
+public struct DocumentBenchOptions: Sendable {
+    /// A documents-dev-like folder: `manifest.tsv` listing pages `DOC.pNNN` with their `lang`,
+    /// `DOC.pNNN.gt.txt`, and per document `DOC.pdf`, `DOC.scanned.pdf` and `DOC.tiff` (the last two
+    /// holding the listed pages only, in order).
+    public var directory: String
+    /// OCR worker threads; as many documents are in flight, and OCRmyPDF gets `--jobs` this many.
+    public var workers = 2
+    public var configuration = OCRConfiguration()
+    /// One document not read within this fails.
+    public var requestTimeout: Milliseconds = 1_800_000
+    /// OCRmyPDF to compare with on the scanned PDFs (looked up on PATH); nil: not measured.
+    public var ocrmypdf: String? = "ocrmypdf"
+
+    public init(directory: String) { self.directory = directory }
+}
+
+/// `quire bench documents DIR`: each document of a folder read as a whole through a broker and N OCR
+/// workers, four ways (the original PDFs from their text layers, the same by OCR, the scanned PDFs, the
+/// multi-page TIFFs), and OCRmyPDF on the scanned PDFs when it is installed: pages per second, worker
+/// time per page, and CER and order-independent word error against each page's text, pooled over
+/// characters. Markdown on standard output.
+public final class DocumentBenchmark {
+    struct Document {
+        var name: String
+        /// The listed pages' ids (`fedreg.p002`) and their page numbers in the original PDF.
+        var ids: [String]
+        var pages: [Int]
+        var languages: [String]
+    }
+
+    struct Row {
+        var label: String
+        var pages = 0
+        var seconds = 0.0
+        var workerMs = 0.0
+        var texts: [String: String] = [:]
+        var failures: [String] = []
+    }
+
+    let options: DocumentBenchOptions
+    let logger: Logger
+    let progress: @Sendable (String) -> Void
+
+    public init(options: DocumentBenchOptions, logger: Logger, progress: @escaping @Sendable (String) -> Void) {
+        self.options = options
+        self.logger = logger
+        self.progress = progress
+    }
+
+    public func run() throws -> String {
+        let folder = URL(fileURLWithPath: options.directory)
+        guard let text = try? String(contentsOf: folder.appendingPathComponent("manifest.tsv"), encoding: .utf8) else {
+            throw BenchError("\(options.directory) has no manifest.tsv")
+        }
+        let documents = try Self.documents(OCRBenchManifest.parse(text).entries)
+        guard !documents.isEmpty else { throw BenchError("manifest.tsv lists no pages named DOC.pNNN") }
+        var truths: [String: String] = [:]
+        for document in documents {
+            for id in document.ids {
+                guard let truth = try? String(contentsOf: folder.appendingPathComponent(id + ".gt.txt"), encoding: .utf8) else {
+                    throw BenchError("\(id).gt.txt is missing")
+                }
+                truths[id] = truth
+            }
+        }
+        let pageCount = documents.reduce(0) { $0 + $1.ids.count }
+        progress("documents: \(documents.count) documents, \(pageCount) pages, \(options.workers) OCR workers")
+
+        let rig = Rig(logger: logger, workerStopTimeout: 60_000)
+        defer { rig.tearDown() }
+        let stack: Stack
+        do {
+            stack = try Stack.start(StackConfiguration(
+                broker: BrokerConfiguration(bind: "tcp://127.0.0.1:*", requestTimeout: options.requestTimeout),
+                workers: [WorkerGroup(service: OCRService.make(configuration: options.configuration), count: options.workers, threadName: "bench-ocr-worker")],
+                workerStopTimeout: 60_000, brokerStopTimeout: 5_000), logger: logger)
+        } catch let error as StackError {
+            throw BenchError("the Quire \(error)")
+        }
+        rig.stopBroker = { stack.stop() }
+        let context = try Context()
+        rig.contexts.append(context)
+        let client = try QuireClient(configuration: ClientConfiguration(broker: stack.endpoint, timeout: options.requestTimeout, retries: 0,
+                                                                        maxInFlight: options.workers), context: context)
+        rig.clients.append(client)
+
+        // Warm-up: every worker loads its engine for each language set, on a scanned page.
+        for languages in Set(documents.map(\.languages)) {
+            guard let document = documents.first(where: { $0.languages == languages }),
+                  let bytes = FileManager.default.contents(atPath: folder.appendingPathComponent(document.name + ".scanned.pdf").path) else { continue }
+            let body = [OCRRequest(languages: languages, pages: [1]).jsonBytes(), Array(bytes)]
+            progress("documents: warm-up in \(languages.joined(separator: "+"))")
+            let workers = options.workers
+            _ = try awaitBlocking("the warm-up", timeout: options.requestTimeout) {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for _ in 0..<workers { group.addTask { _ = try await client.request(service: OCRService.name, body: body) } }
+                    try await group.waitForAll()
+                }
+            }
+        }
+
+        var rows: [Row] = []
+        let ways: [(String, String, Bool, OCRRequest.TextLayer?)] = [
+            ("the original PDFs, from their text layers", ".pdf", true, .auto),
+            ("the original PDFs by OCR (textLayer: ignore)", ".pdf", true, .ignore),
+            ("the scanned PDFs", ".scanned.pdf", false, nil),
+            ("the multi-page TIFFs", ".tiff", false, nil),
+        ]
+        for (label, suffix, originalPages, textLayer) in ways {
+            progress("documents: \(label)")
+            rows.append(try read(label, documents: documents, folder: folder, suffix: suffix, originalPages: originalPages,
+                                 textLayer: textLayer, client: client))
+        }
+        if let ocrmypdf = options.ocrmypdf.flatMap(Self.executable) {
+            progress("documents: OCRmyPDF (\(ocrmypdf)) on the scanned PDFs, --jobs \(options.workers)")
+            rows.append(runOCRmyPDF(ocrmypdf, documents: documents, folder: folder))
+        }
+        return report(rows, documents: documents, truths: truths, ocrmypdf: options.ocrmypdf.flatMap(Self.executable))
+    }
+
+    /// The manifest's pages by document, in the order listed; a page's number is its id's `.pNNN`.
+    static func documents(_ entries: [OCRBenchManifest.Entry]) throws(BenchError) -> [Document] {
+        var documents: [Document] = []
+        for entry in entries {
+            let name = Half.document(of: entry.id)
+            guard let suffix = entry.id.split(separator: ".").last, suffix.first == "p", let page = Int(suffix.dropFirst()), page >= 1 else {
+                throw BenchError("\(entry.id): not a page id of the form DOC.pNNN")
+            }
+            if let index = documents.firstIndex(where: { $0.name == name }) {
+                documents[index].ids.append(entry.id)
+                documents[index].pages.append(page)
+            } else {
+                documents.append(Document(name: name, ids: [entry.id], pages: [page], languages: entry.languages.isEmpty ? ["eng"] : entry.languages))
+            }
+        }
+        return documents
+    }
+
+    /// Every document once, as many in flight as there are workers: one request each for its listed pages.
+    func read(_ label: String, documents: [Document], folder: URL, suffix: String, originalPages: Bool, textLayer: OCRRequest.TextLayer?,
+              client: QuireClient) throws -> Row {
+        var bodies: [[[UInt8]]] = []
+        for document in documents {
+            guard let bytes = FileManager.default.contents(atPath: folder.appendingPathComponent(document.name + suffix).path) else {
+                throw BenchError("\(document.name)\(suffix) is missing")
+            }
+            let pages = originalPages ? document.pages : Array(1...document.ids.count)
+            bodies.append([OCRRequest(languages: document.languages, pages: pages, textLayer: textLayer).jsonBytes(), Array(bytes)])
+        }
+        let workers = options.workers
+        let requests = bodies
+        let replies = Locked<[Int: Result<OCRResult, BenchError>]>([:])
+        let start = Instant.now()
+        _ = try awaitBlocking(label, timeout: Milliseconds(options.requestTimeout.value * Int64(max(1, documents.count)))) {
+            let tickets = TicketCounter()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<min(workers, requests.count) {
+                    group.addTask {
+                        while true {
+                            let ticket = tickets.take()
+                            guard ticket < requests.count else { return }
+                            do {
+                                let reply = try await client.request(service: OCRService.name, body: requests[ticket])
+                                let result = try JSONDecoder().decode(OCRResult.self, from: Data(reply.first ?? []))
+                                replies.withLock { $0[ticket] = .success(result) }
+                            } catch {
+                                replies.withLock { $0[ticket] = .failure(BenchError(String(describing: error))) }
+                            }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        var row = Row(label: label, seconds: Instant.now().seconds(since: start))
+        for (index, document) in documents.enumerated() {
+            switch replies.withLock({ $0[index] }) {
+            case .success(let result)?:
+                for (id, page) in zip(document.ids, result.pages) { row.texts[id] = page.text }
+                row.pages += result.pages.count
+                row.workerMs += result.metadata.timings.decodeMs + result.metadata.timings.recognizeMs
+            case .failure(let error)?: row.failures.append("\(document.name)\(suffix): \(error.message)")
+            case nil: row.failures.append("\(document.name)\(suffix): no reply")
+            }
+        }
+        return row
+    }
+
+    /// OCRmyPDF on each scanned PDF, one after another with `--jobs N`, its text from `--sidecar`
+    /// (pages apart by form feeds); the searchable PDF it writes is part of what it is timed for.
+    func runOCRmyPDF(_ executable: String, documents: [Document], folder: URL) -> Row {
+        var row = Row(label: "OCRmyPDF on the scanned PDFs (--jobs \(options.workers), searchable PDF and sidecar text)")
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("quire-bench-documents-\(getpid())")
+        try? FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
+        for document in documents {
+            let sidecar = work.appendingPathComponent(document.name + ".txt").path
+            let arguments = ["--jobs", String(options.workers), "-l", document.languages.joined(separator: "+"), "--force-ocr", "--output-type", "pdf",
+                             "--optimize", "0", "--quiet", "--sidecar", sidecar,
+                             folder.appendingPathComponent(document.name + ".scanned.pdf").path, work.appendingPathComponent(document.name + ".pdf").path]
+            let start = Instant.now()
+            do {
+                let process = try ChildProcess(executable: executable, arguments: arguments)
+                guard process.waitForExit(timeout: options.requestTimeout) else {
+                    process.stop()
+                    row.failures.append("\(document.name): OCRmyPDF did not finish within \(options.requestTimeout.value) ms")
+                    continue
+                }
+                row.seconds += Instant.now().seconds(since: start)
+                guard process.process.terminationStatus == 0, let text = try? String(contentsOfFile: sidecar, encoding: .utf8) else {
+                    row.failures.append("\(document.name): OCRmyPDF exited \(process.process.terminationStatus): \(process.outputTail(lines: 3))")
+                    continue
+                }
+                let pages = text.split(separator: "\u{0C}", omittingEmptySubsequences: false).map(String.init)
+                for (id, page) in zip(document.ids, pages) { row.texts[id] = page }
+                row.pages += document.ids.count
+            } catch {
+                row.failures.append("\(document.name): \(error)")
+            }
+        }
+        return row
+    }
+
+    func report(_ rows: [Row], documents: [Document], truths: [String: String], ocrmypdf: String?) -> String {
+        func percent(_ value: Double) -> String { String(format: "%.1f %%", value * 100) }
+        var lines = [
+            "| read as | pages | CER | word error | pages/s | worker ms per page |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        for row in rows {
+            var characters = 0.0, cer = 0.0, words = 0.0
+            for (id, truth) in truths {
+                let length = Double(Accuracy.folded(truth).unicodeScalars.count)
+                let text = row.texts[id] ?? ""
+                characters += length
+                cer += Accuracy.characterErrorRate(truth: truth, text: text) * length
+                words += Accuracy.wordError(truth: truth, text: text).error * length
+            }
+            let perSecond = row.seconds > 0 ? String(format: "%.2f", Double(row.pages) / row.seconds) : "–"
+            let worker = row.pages > 0 && row.workerMs > 0 ? String(format: "%.0f", row.workerMs / Double(row.pages)) : "–"
+            lines.append("| \(row.label) | \(row.pages) | \(percent(cer / max(1, characters))) | \(percent(words / max(1, characters))) | \(perSecond) | \(worker) |")
+        }
+        lines.append("")
+        lines.append("\(documents.count) documents, \(truths.count) pages from \(options.directory); each document one request for its listed pages, "
+            + "\(options.workers) in flight to \(options.workers) OCR worker threads in this process (a broker on tcp://127.0.0.1:*). "
+            + "CER and word error pooled over the pages' characters; a page not read counts as read as nothing. Worker ms: the results' decode and recognise time. "
+            + (ocrmypdf == nil ? "OCRmyPDF: not installed (pip install ocrmypdf), not measured." : "OCRmyPDF: \(ocrmypdf!), one document after another."))
+        for row in rows where !row.failures.isEmpty {
+            lines.append("")
+            lines.append("Failures, \(row.label): " + row.failures.joined(separator: "; "))
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `name` when it is a path to an executable, else the first executable of that name on PATH.
+    static func executable(_ name: String) -> String? {
+        if name.contains("/") { return FileManager.default.isExecutableFile(atPath: name) ? name : nil }
+        for folder in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
+            let path = folder + "/" + name
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return nil
+    }
+}
