@@ -63,41 +63,24 @@ public enum CloudVision {
         public var normalizedVertices: [NormalizedVertex]?
     }
 
+    /// proto3 `int32 x, y` (pixels): a zero is left out.
+    public typealias Vertex = ProtoPoint<Int>
     /// proto3 `float x, y` in 0…1: a zero is left out.
-    public struct NormalizedVertex: Codable, Sendable, Equatable {
-        public var x: Double
-        public var y: Double
+    public typealias NormalizedVertex = ProtoPoint<Double>
 
-        public init(x: Double, y: Double) { self.x = x; self.y = y }
+    /// A point in proto3's JSON mapping, which leaves out a coordinate at its default, zero.
+    public struct ProtoPoint<Value: Codable & Numeric & Sendable>: Codable, Sendable, Equatable {
+        public var x: Value
+        public var y: Value
 
-        enum CodingKeys: String, CodingKey { case x, y }
-
-        public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            x = try c.decodeIfPresent(Double.self, forKey: .x) ?? 0
-            y = try c.decodeIfPresent(Double.self, forKey: .y) ?? 0
-        }
-
-        public func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            if x != 0 { try c.encode(x, forKey: .x) }
-            if y != 0 { try c.encode(y, forKey: .y) }
-        }
-    }
-
-    /// proto3 `int32 x, y`: a zero is left out.
-    public struct Vertex: Codable, Sendable, Equatable {
-        public var x: Int
-        public var y: Int
-
-        public init(x: Int, y: Int) { self.x = x; self.y = y }
+        public init(x: Value, y: Value) { self.x = x; self.y = y }
 
         enum CodingKeys: String, CodingKey { case x, y }
 
         public init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
-            x = try c.decodeIfPresent(Int.self, forKey: .x) ?? 0
-            y = try c.decodeIfPresent(Int.self, forKey: .y) ?? 0
+            x = try c.decodeIfPresent(Value.self, forKey: .x) ?? 0
+            y = try c.decodeIfPresent(Value.self, forKey: .y) ?? 0
         }
 
         public func encode(to encoder: any Encoder) throws {
