@@ -41,6 +41,9 @@ static void load(void) {
     BIND(InitLibraryWithConfig, "FPDF_InitLibraryWithConfig")
     BIND(GetLastError, "FPDF_GetLastError")
     BIND(LoadMemDocument64, "FPDF_LoadMemDocument64")
+    BIND(CreateNewDocument, "FPDF_CreateNewDocument")
+    BIND(ImportPages, "FPDF_ImportPages")
+    BIND(SaveAsCopy, "FPDF_SaveAsCopy")
     BIND(CloseDocument, "FPDF_CloseDocument")
     BIND(GetPageCount, "FPDF_GetPageCount")
     BIND(GetSecurityHandlerRevision, "FPDF_GetSecurityHandlerRevision")
@@ -138,4 +141,43 @@ int quire_pdfium_render(const quire_pdfium_api *api, QFPDF_BITMAP bitmap, QFPDF_
     if (status == RENDER_DONE) return 0;
     if (status == RENDER_TOBECONTINUED) return 1;
     return 2;
+}
+
+// FPDF_FILEWRITE as fpdf_save.h lays it out, followed by the growing buffer it writes to.
+typedef struct file_write {
+    int version;  // 1
+    int (*write_block)(struct file_write *self, const void *data, unsigned long size);
+    unsigned char *data;
+    size_t size, capacity;
+    int failed;
+} file_write_t;
+
+static int write_block(file_write_t *self, const void *data, unsigned long size) {
+    if (self->size + size > self->capacity) {
+        size_t capacity = self->capacity ? self->capacity : 64 * 1024;
+        while (capacity < self->size + size) capacity *= 2;
+        unsigned char *grown = realloc(self->data, capacity);
+        if (!grown) { self->failed = 1; return 0; }
+        self->data = grown;
+        self->capacity = capacity;
+    }
+    memcpy(self->data + self->size, data, size);
+    self->size += size;
+    return 1;
+}
+
+int quire_pdfium_extract_page(const quire_pdfium_api *api, QFPDF_DOCUMENT source, int index, unsigned char **data, size_t *size) {
+    *data = NULL;
+    *size = 0;
+    QFPDF_DOCUMENT single = api->CreateNewDocument();
+    if (!single) return 0;
+    char range[32];
+    snprintf(range, sizeof range, "%d", index + 1);
+    file_write_t out = {1, write_block, NULL, 0, 0, 0};
+    int ok = api->ImportPages(single, source, range, 0) && api->SaveAsCopy(single, &out, 0) && !out.failed;
+    api->CloseDocument(single);
+    if (!ok) { free(out.data); return 0; }
+    *data = out.data;
+    *size = out.size;
+    return 1;
 }

@@ -233,6 +233,20 @@ public final class PDFDocument: @unchecked Sendable {
         }
     }
 
+    /// Page `index` alone, as a PDF of its own (what a client sends when it spreads a document's pages
+    /// over several workers).
+    public func extractPage(_ index: Int) throws(PDFError) -> [UInt8] {
+        let extracted: [UInt8]? = pdfium.run {
+            var data: UnsafeMutablePointer<UInt8>?
+            var size = 0
+            guard quire_pdfium_extract_page(api, document, Int32(index), &data, &size) != 0, let data else { return nil }
+            defer { free(data) }
+            return Array(UnsafeBufferPointer(start: data, count: size))
+        }
+        guard let extracted else { throw PDFError(.pageFailed, "page \(index + 1) could not be copied into a PDF of its own") }
+        return extracted
+    }
+
     /// Page `index` rendered at `dpi` pixels per inch on white, as an RGB ``Image`` of that resolution.
     /// Throws ``PDFError/Code/tooManyPixels`` when the rendering would exceed `maxPixels`, and
     /// ``PDFError/Code/pageFailed`` when drawing it takes longer than `seconds` (PDFium is asked

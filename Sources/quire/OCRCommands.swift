@@ -184,7 +184,9 @@ enum RecognizeCommand {
         usage: "quire recognize FILE… [options]",
         discussion: """
             Sends each image to the 'ocr' service through the broker and prints the results in input
-            order. Many files are sent at once so every worker stays busy. '-' reads standard input.
+            order. Many files are sent at once so every worker stays busy; a PDF's pages each go as a
+            PDF of their own (every worker reads some) and come back as the one document's result.
+            '-' reads standard input.
             A progress bar is drawn on standard error when it is a terminal. Exits 1 if any file failed,
             naming each failure on standard error. Given --timeout-ms, it also waits for an OCR worker to
             appear instead of failing after 3 s (see below).
@@ -204,33 +206,62 @@ enum RecognizeCommand {
 
         // Read every input first: a missing file is reported before anything is sent.
         let (inputs, readFailures) = readInputs(files, command: "quire recognize")
-        var encodedRequest = Array(try JSONEncoder().encode(request))
         guard let preflight = try Preflight.run(invocation, configuration: configuration, service: "ocr") else { return 1 }
-        if let token = preflight.token { encodedRequest = ClientAuth.insert(token, into: encodedRequest) }
-        let requestFrame = encodedRequest
+        func frame(_ request: OCRRequest) throws -> [UInt8] {
+            let encoded = Array(try JSONEncoder().encode(request))
+            return preflight.token.map { ClientAuth.insert($0, into: encoded) } ?? encoded
+        }
+        let requestFrame = try frame(request)
+        let pageFrame = try frame(DocumentSplit.pageRequest(request))
+        // A PDF of several pages goes as one request a page, so that every worker reads some of it;
+        // a searchable PDF or an overlay wants the file whole (and is refused for a PDF).
+        var units: [(file: Int, body: [[UInt8]])] = []
+        var splits: [Int: (numbers: [Int], pageCount: Int)] = [:]
+        for (index, input) in inputs.enumerated() {
+            if format != "pdf", overlay == nil, let split = DocumentSplit.pages(of: input.bytes, request: request) {
+                splits[index] = (split.numbers, split.pageCount)
+                units += split.files.map { (index, [pageFrame, $0]) }
+            } else {
+                units.append((index, [requestFrame, input.bytes]))
+            }
+        }
         let settings = configuration
         let jobs = inputs
-        let progress = ProgressBar(total: jobs.count, enabled: isatty(2) == 1)
+        let work = units
+        let documents = splits
+        let unitsPerFile = Dictionary(grouping: work, by: \.file).mapValues(\.count)
+        let progress = ProgressBar(total: work.count, enabled: isatty(2) == 1)
         let outcome = blockingAwait { () async throws -> Int in
             try await withClient(configuration: settings) { client in
                 try await withThrowingTaskGroup(of: (Int, Result<[[UInt8]], ClientError>).self) { group in
-                    for (index, job) in jobs.enumerated() {
+                    for (index, unit) in work.enumerated() {
                         group.addTask {
                             do {
-                                let reply = try await client.request(service: "ocr", body: [requestFrame, job.bytes])
+                                let reply = try await client.request(service: "ocr", body: unit.body)
                                 return (index, .success(reply))
                             } catch let error as ClientError {
                                 return (index, .failure(preflight.explain(error)))
                             }
                         }
                     }
-                    // Print in input order as soon as each next result is in.
+                    // Each file's replies (one, or one a page), put together once all are in.
+                    var replies: [Int: [Int: Result<[[UInt8]], ClientError>]] = [:]
                     var results: [Int: Result<[[UInt8]], ClientError>] = [:]
                     var next = 0
                     var failures = 0
                     for try await (index, result) in group {
-                        results[index] = result
+                        let file = work[index].file
+                        replies[file, default: [:]][index] = result
                         progress.advance()
+                        if replies[file]?.count == unitsPerFile[file], let parts = replies.removeValue(forKey: file) {
+                            let ordered = parts.keys.sorted().map { parts[$0]! }
+                            if let document = documents[file] {
+                                results[file] = DocumentSplit.merge(ordered, numbers: document.numbers, pageCount: document.pageCount)
+                            } else {
+                                results[file] = ordered[0]
+                            }
+                        }
+                        // Print in input order as soon as each next result is in.
                         while let ready = results.removeValue(forKey: next) {
                             progress.clear()
                             if !output(ready.map { $0.first ?? [] }, name: jobs[next].name, format: format, many: jobs.count > 1,

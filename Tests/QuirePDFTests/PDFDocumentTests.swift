@@ -150,6 +150,24 @@ struct PDFDocumentTests {
         #expect(lines.allSatisfy { $0.box.width > $0.box.height }, "rows run across the turned page")
     }
 
+    @Test("a page copied into a PDF of its own keeps its text, size and turn")
+    func extractPage() throws {
+        var pages = (1...3).map { n -> TestPDF.Page in
+            var page = TestPDF.Page()
+            page.texts = [.init(x: 72, y: 700, size: 12, string: "page \(n) text")]
+            return page
+        }
+        pages[1].rotate = 90
+        pages[1].width = 500
+        let document = try PDFDocument(TestPDF(pages: pages).bytes())
+        let single = try PDFDocument(document.extractPage(1))
+        #expect(single.pageCount == 1)
+        let size = try single.pageSize(0)
+        #expect(size.width == 792 && size.height == 500, "turned, as the original page")
+        #expect(try single.textLayer(0, dpi: 72, language: nil, symbols: false).text == "page 2 text\n")
+        #expect(throws: PDFError.self) { try document.extractPage(7) }
+    }
+
     @Test("a page that takes too long to draw is given up between its objects, and the document still serves")
     func renderDeadline() throws {
         // 200,000 small filled squares: a second or more of drawing at 300 dpi.

@@ -318,3 +318,45 @@ def test_selection_past_the_last_page_and_pdf_output_are_refused(stack):
     assert "page 3 requested; the PDF has 2" in ocr_error(stack, [request_frame({"pages": [3]}), data], "bad_request")["message"]
     ocr_error(stack, [request_frame({"outputs": ["pdf"]}), data], "unsupported_format")
     assert_still_serves(stack)
+
+
+# ---------------------------------------------------------------------------
+# The CLI spreads a document's pages over every worker
+# ---------------------------------------------------------------------------
+
+def test_cli_spreads_a_pdfs_pages_over_every_worker(quire_bin, zctx, tmp_path):
+    """`quire recognize doc.pdf` sends each selected page as a PDF of its own: two worker processes
+    both read pages, and the result is the document's, in page order, as one request would give it."""
+    st = start_stack(zctx, tmp_path, [
+        [quire_bin, "broker", "--bind", "{url}", "--stats", "off"],
+        [quire_bin, "worker", "ocr", "--broker", "{url}", "--threads", "1"],
+        [quire_bin, "worker", "ocr", "--broker", "{url}", "--threads", "1"],
+    ])
+    try:
+        drawings = [oi.render_lines(["Spread page %d" % n, "read by any worker"], "sans", 40) for n in range(1, 7)]
+        f = tmp_path / "six.pdf"
+        f.write_bytes(scanned(drawings))
+        p = subprocess.run([quire_bin, "recognize", str(f), "--broker", st.url, "--pages", "1-4,6"], capture_output=True, timeout=120, env=_env())
+        assert p.returncode == 0, p.stderr.decode()
+        doc = validate_result(json.loads(p.stdout))
+        assert doc["metadata"]["format"] == "pdf" and doc["metadata"]["pageCount"] == 6
+        assert [page["pageNumber"] for page in doc["pages"]] == [1, 2, 3, 4, 6]
+        for page, n in zip(doc["pages"], [1, 2, 3, 4, 6]):
+            assert [ln["text"] for ln in page_lines(page)] == drawings[n - 1].lines
+            assert {s["page"] for s in doc["metadata"]["steps"] if s["page"] == n}, "page %d's steps keep its number" % n
+        assert doc["text"] == "\f".join(page["text"] for page in doc["pages"])
+        # A page that fails is that page's error; the others are read.
+        huge = tmp_path / "huge.pdf"
+        huge.write_bytes(huge_page())
+        both = tmp_path / "both.pdf"
+        subprocess.run(["qpdf", "--empty", "--pages", f, "1", huge, f, "2", "--", both], check=True)
+        p = subprocess.run([quire_bin, "recognize", str(both), "--broker", st.url, "--text-layer", "ignore"], capture_output=True, timeout=120, env=_env())
+        assert p.returncode == 0, p.stderr.decode()
+        pages = validate_result(json.loads(p.stdout))["pages"]
+        assert [pg.get("error", {}).get("code") for pg in pages] == [None, "too_many_pixels", None]
+        assert pages[1]["error"]["message"].startswith("page 2: ")
+    finally:
+        for proc in reversed(st.processes):
+            proc.stop()
+    served = [int(m) for proc in st.processes[1:] for m in re.findall(r'"served":"(\d+)"', proc.log_path.read_text())]
+    assert len(served) == 2 and all(n >= 1 for n in served), "each worker read pages: %s" % served

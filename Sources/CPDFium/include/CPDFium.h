@@ -62,6 +62,9 @@ typedef struct {
     void (*InitLibraryWithConfig)(const quire_fpdf_library_config *config);
     unsigned long (*GetLastError)(void);
     QFPDF_DOCUMENT (*LoadMemDocument64)(const void *data, size_t size, const char *password);
+    QFPDF_DOCUMENT (*CreateNewDocument)(void);
+    int (*ImportPages)(QFPDF_DOCUMENT dest, QFPDF_DOCUMENT src, const char *pagerange, int index);
+    int (*SaveAsCopy)(QFPDF_DOCUMENT document, void *file_write, unsigned long flags);
     void (*CloseDocument)(QFPDF_DOCUMENT document);
     int (*GetPageCount)(QFPDF_DOCUMENT document);
     unsigned long (*GetSecurityHandlerRevision)(QFPDF_DOCUMENT document);
@@ -117,6 +120,10 @@ const char *quire_pdfium_error(void);
 
 /// The file the library was loaded from, or NULL.
 const char *quire_pdfium_path(void);
+
+/// Page `index` (0-based) of `source` alone, as a PDF of its own (its resources and annotations
+/// with it), in a malloc'ed buffer the caller frees. 1 on success; 0 when PDFium could not.
+int quire_pdfium_extract_page(const quire_pdfium_api *api, QFPDF_DOCUMENT source, int index, unsigned char **data, size_t *size);
 
 /// Renders `page` into `bitmap` (the whole bitmap, no rotation) progressively, giving up once
 /// `seconds` have passed: PDFium pauses between page objects to ask. 0: rendered; 1: gave up (the
