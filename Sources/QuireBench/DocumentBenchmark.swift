@@ -28,7 +28,8 @@ public struct DocumentBenchOptions: Sendable {
 
 /// `quire bench documents DIR`: each document of a folder read as a whole through a broker and N OCR
 /// workers, four ways (the original PDFs from their text layers, the same by OCR, the scanned PDFs, the
-/// multi-page TIFFs), and OCRmyPDF on the scanned PDFs when it is installed: pages per second, worker
+/// multi-page TIFFs), the scanned PDFs again with each page a request of its own (``DocumentPages``),
+/// and OCRmyPDF on the scanned PDFs when it is installed: pages per second, worker
 /// time per page, and CER and order-independent word error against each page's text, pooled over
 /// characters. Markdown on standard output.
 public final class DocumentBenchmark {
@@ -123,6 +124,9 @@ public final class DocumentBenchmark {
             rows.append(try read(label, documents: documents, folder: folder, suffix: suffix, originalPages: originalPages,
                                  textLayer: textLayer, client: client))
         }
+        let spreadLabel = "the scanned PDFs, each page a request of its own (as quire recognize sends them)"
+        progress("documents: \(spreadLabel)")
+        rows.append(try readSpread(spreadLabel, documents: documents, folder: folder, client: client))
         if let ocrmypdf = options.ocrmypdf.flatMap(Self.executable) {
             progress("documents: OCRmyPDF (\(ocrmypdf)) on the scanned PDFs, --jobs \(options.workers)")
             rows.append(runOCRmyPDF(ocrmypdf, documents: documents, folder: folder))
@@ -194,6 +198,68 @@ public final class DocumentBenchmark {
             case .failure(let error)?: row.failures.append("\(document.name)\(suffix): \(error.message)")
             case nil: row.failures.append("\(document.name)\(suffix): no reply")
             }
+        }
+        return row
+    }
+
+    /// The scanned PDFs' pages, each sent as a PDF of its own (``DocumentPages``), as many in flight as
+    /// there are workers across all documents; each document's pages put back together.
+    func readSpread(_ label: String, documents: [Document], folder: URL, client: QuireClient) throws -> Row {
+        var units: [(document: Int, body: [[UInt8]])] = []
+        var numbers: [[Int]] = []
+        var pageCounts: [Int] = []
+        for (index, document) in documents.enumerated() {
+            guard let bytes = FileManager.default.contents(atPath: folder.appendingPathComponent(document.name + ".scanned.pdf").path) else {
+                throw BenchError("\(document.name).scanned.pdf is missing")
+            }
+            let request = OCRRequest(languages: document.languages, pages: Array(1...document.ids.count))
+            guard let parts = DocumentPages.pages(of: Array(bytes), request: request) else {
+                // One page: the file whole.
+                units.append((index, [request.jsonBytes(), Array(bytes)]))
+                numbers.append([1])
+                pageCounts.append(1)
+                continue
+            }
+            let frame = DocumentPages.pageRequest(request).jsonBytes()
+            units += parts.files.map { (index, [frame, $0]) }
+            numbers.append(parts.numbers)
+            pageCounts.append(parts.pageCount)
+        }
+        let workers = options.workers
+        let requests = units
+        let replies = Locked<[Int: Result<[UInt8], WireError>]>([:])
+        let start = Instant.now()
+        _ = try awaitBlocking(label, timeout: Milliseconds(options.requestTimeout.value * Int64(max(1, documents.count)))) {
+            let tickets = TicketCounter()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<min(workers, requests.count) {
+                    group.addTask {
+                        while true {
+                            let ticket = tickets.take()
+                            guard ticket < requests.count else { return }
+                            do {
+                                let reply = try await client.request(service: OCRService.name, body: requests[ticket].body)
+                                replies.withLock { $0[ticket] = .success(reply.first ?? []) }
+                            } catch let error as ClientError {
+                                replies.withLock { $0[ticket] = .failure(error.remote ?? WireError(.internal, error.message)) }
+                            }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        var row = Row(label: label, seconds: Instant.now().seconds(since: start))
+        let all = replies.withLock { $0 }
+        for (index, document) in documents.enumerated() {
+            let pages = units.indices.filter { units[$0].document == index }.map { all[$0] ?? .failure(WireError(.internal, "no reply")) }
+            guard let result = DocumentPages.merge(pages, numbers: numbers[index], pageCount: pageCounts[index]) else {
+                row.failures.append("\(document.name).scanned.pdf: no page was read")
+                continue
+            }
+            for (id, page) in zip(document.ids, result.pages) { row.texts[id] = page.text }
+            row.pages += result.pages.count
+            row.workerMs += result.metadata.timings.decodeMs + result.metadata.timings.recognizeMs
         }
         return row
     }

@@ -14,7 +14,7 @@ enum BenchDocumentsCommand {
     ]
 
     static let command = Command(
-        "bench documents", listing: ("bench documents DIR", "measure documents read whole: text layers, OCR, scanned PDFs, TIFFs, OCRmyPDF"),
+        "bench documents", listing: ("bench documents DIR", "measure documents: text layers, OCR, scanned PDFs, TIFFs, pages spread, OCRmyPDF"),
         usage: "quire bench documents DIR [options]",
         discussion: """
             Reads the documents of DIR, a folder laid out as ../shared/datasets/documents-dev is
@@ -27,6 +27,8 @@ enum BenchDocumentsCommand {
               the original PDFs by OCR (textLayer: ignore)
               the scanned PDFs (pages that are pictures)
               the multi-page TIFFs
+              the scanned PDFs again, each page a request of its own, as quire recognize
+              sends a PDF (N pages in flight across the documents)
 
             and, when OCRmyPDF is installed (pip install ocrmypdf), OCRmyPDF on the scanned PDFs, one
             document after another with --jobs N, writing its searchable PDF and its text (--sidecar).

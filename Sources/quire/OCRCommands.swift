@@ -212,13 +212,13 @@ enum RecognizeCommand {
             return preflight.token.map { ClientAuth.insert($0, into: encoded) } ?? encoded
         }
         let requestFrame = try frame(request)
-        let pageFrame = try frame(DocumentSplit.pageRequest(request))
+        let pageFrame = try frame(DocumentPages.pageRequest(request))
         // A PDF of several pages goes as one request a page, so that every worker reads some of it;
         // a searchable PDF or an overlay wants the file whole (and is refused for a PDF).
         var units: [(file: Int, body: [[UInt8]])] = []
         var splits: [Int: (numbers: [Int], pageCount: Int)] = [:]
         for (index, input) in inputs.enumerated() {
-            if format != "pdf", overlay == nil, let split = DocumentSplit.pages(of: input.bytes, request: request) {
+            if format != "pdf", overlay == nil, let split = DocumentPages.pages(of: input.bytes, request: request) {
                 splits[index] = (split.numbers, split.pageCount)
                 units += split.files.map { (index, [pageFrame, $0]) }
             } else {
@@ -256,7 +256,16 @@ enum RecognizeCommand {
                         if replies[file]?.count == unitsPerFile[file], let parts = replies.removeValue(forKey: file) {
                             let ordered = parts.keys.sorted().map { parts[$0]! }
                             if let document = documents[file] {
-                                results[file] = DocumentSplit.merge(ordered, numbers: document.numbers, pageCount: document.pageCount)
+                                let pages = ordered.map { reply in
+                                    reply.map { $0.first ?? [] }.mapError { $0.remote ?? WireError(.internal, $0.message) }
+                                }
+                                // Every page failed: the file's failure is its first page's, as the client saw it.
+                                if let merged = DocumentPages.merge(pages, numbers: document.numbers, pageCount: document.pageCount),
+                                   let bytes = try? merged.jsonBytes() {
+                                    results[file] = .success([bytes])
+                                } else {
+                                    results[file] = ordered.first { if case .failure = $0 { true } else { false } } ?? ordered[0]
+                                }
                             } else {
                                 results[file] = ordered[0]
                             }

@@ -1,17 +1,16 @@
 import Foundation
-import QuireClient
 import QuirePDF
 import QuireWire
 
-/// A PDF read by every worker at once from the command line: its selected pages sent as PDFs of their
-/// own, one request each, and the pages' results put back together in page order as one result, as
-/// the worker would have answered the whole file. (Not durable: the pages are plain requests; the
-/// durable way, a document job whose pages are jobs, is issue 24's.)
-enum DocumentSplit {
+/// A PDF read by every worker at once: its selected pages sent as PDFs of their own, one `ocr` request
+/// each, and the pages' results put back together in page order as one result, as a worker would have
+/// answered the whole file. `quire recognize` and `quire bench documents` send documents so. (Not
+/// durable: the pages are plain requests; a document job whose pages are jobs is issue 24's.)
+public enum DocumentPages {
     /// The selected pages of a PDF and each one as a PDF of its own; nil to send the file whole: not a
     /// PDF, one page or none selected, no PDF library in this process, or a file PDFium cannot open
     /// (the worker then says why, in the protocol's words).
-    static func pages(of bytes: [UInt8], request: OCRRequest) -> (numbers: [Int], pageCount: Int, files: [[UInt8]])? {
+    public static func pages(of bytes: [UInt8], request: OCRRequest) -> (numbers: [Int], pageCount: Int, files: [[UInt8]])? {
         guard PDFSniff.isPDF(bytes), PDFDocument.isAvailable, let document = try? PDFDocument(bytes),
               let numbers = try? request.pageNumbers(pageCount: document.pageCount, maxPages: .max, noun: "the PDF"), numbers.count > 1 else {
             return nil
@@ -25,28 +24,26 @@ enum DocumentSplit {
     }
 
     /// The request for one page sent alone: every option but the page selection.
-    static func pageRequest(_ request: OCRRequest) -> OCRRequest {
+    public static func pageRequest(_ request: OCRRequest) -> OCRRequest {
         var single = request
         single.pages = nil
         single.pageLimit = nil
         return single
     }
 
-    /// The pages' replies (each the result of a one-page PDF) as one reply: pages numbered as in the
-    /// whole file, a page whose request failed as a page with its `error`, steps, timings and text
-    /// joined; the first failure when every page failed.
-    static func merge(_ replies: [Result<[[UInt8]], ClientError>], numbers: [Int], pageCount: Int) -> Result<[[UInt8]], ClientError> {
+    /// The pages' replies (each the JSON result of a one-page PDF, or the error its request got) as one
+    /// result: pages numbered as in the whole file, a page whose request failed as a page with its
+    /// `error`, steps, timings and text joined; nil when no page was read.
+    public static func merge(_ replies: [Result<[UInt8], WireError>], numbers: [Int], pageCount: Int) -> OCRResult? {
         var merged: OCRResult?
         var pages: [OCRResult.Page] = []
         var steps: [OCRResult.Step] = []
         var timings = OCRResult.Timings(decodeMs: 0, recognizeMs: 0, encodeMs: 0)
         var engines: [String] = []
-        var firstFailure: ClientError?
         for (reply, number) in zip(replies, numbers) {
             switch reply {
-            case .success(let frames):
-                guard var result = try? JSONDecoder().decode(OCRResult.self, from: Data(frames.first ?? [])), var page = result.pages.first else {
-                    firstFailure = firstFailure ?? ClientError(.protocolError, "page \(number): the reply is not an OCR result")
+            case .success(let frame):
+                guard var result = try? JSONDecoder().decode(OCRResult.self, from: Data(frame)), var page = result.pages.first else {
                     pages.append(failedPage(number, code: .internal, message: "page \(number): the reply is not an OCR result"))
                     continue
                 }
@@ -60,12 +57,10 @@ enum DocumentSplit {
                 result.attachments = nil
                 merged = merged ?? result
             case .failure(let error):
-                firstFailure = firstFailure ?? error
-                let message = error.remote?.message ?? error.message
-                pages.append(failedPage(number, code: error.remote?.code ?? .internal, message: "page \(number): \(message)"))
+                pages.append(failedPage(number, code: error.code, message: "page \(number): \(error.message)"))
             }
         }
-        guard var result = merged else { return .failure(firstFailure ?? ClientError(.protocolError, "no page was read")) }
+        guard var result = merged else { return nil }
         result.pages = pages
         result.text = pages.map(\.text).joined(separator: "\u{0C}")
         result.metadata.pageCount = pageCount
@@ -73,8 +68,7 @@ enum DocumentSplit {
         result.metadata.timings = timings
         // Tesseract when any page needed OCR, as the worker names it for a whole file.
         result.metadata.engine = engines.first(where: { $0.hasPrefix("tesseract") }) ?? result.metadata.engine
-        guard let bytes = try? result.jsonBytes() else { return .failure(ClientError(.protocolError, "the merged result holds a number JSON cannot carry")) }
-        return .success([bytes])
+        return result
     }
 
     static func failedPage(_ number: Int, code: WireError.Code, message: String) -> OCRResult.Page {
