@@ -96,7 +96,7 @@ let package = Package(
 
         .executableTarget(
             name: "quire",
-            dependencies: ["QuireBroker", "QuireWorker", "QuireClient", "QuireWire", "QuireSupport", "ZeroMQ", "QuireBench", "QuireOCR", "QuirePDF",
+            dependencies: ["QuireBroker", "QuireWorker", "QuireClient", "QuireWire", "QuireSupport", "ZeroMQ", "QuireBench", "QuireOCR",
                            "QuireStats", "QuireMonitor", "QuireTokens", "QuireJWT", "QuireStack", "QuireFormats", "QuireGateway"]
         ),
 
