@@ -57,7 +57,10 @@ public enum DocumentPages {
                 result.attachments = nil
                 merged = merged ?? result
             case .failure(let error):
-                pages.append(failedPage(number, code: error.code, message: "page \(number): \(error.message)"))
+                // The worker saw a one-page PDF: its "page 1" is this page.
+                let message = error.message.hasPrefix("page 1 ") || error.message.hasPrefix("page 1:")
+                    ? "page \(number)" + error.message.dropFirst("page 1".count) : "page \(number): \(error.message)"
+                pages.append(failedPage(number, code: error.code, message: message))
             }
         }
         guard var result = merged else { return nil }

@@ -24,7 +24,7 @@ struct DocumentPagesTests {
         ]
         let merged = try #require(DocumentPages.merge(replies, numbers: [2, 4, 5], pageCount: 9))
         #expect(merged.pages.map(\.pageNumber) == [2, 4, 5])
-        #expect(merged.pages[1].error == .init(code: .tooManyPixels, message: "page 4: page 1 is 60000×3300 pixels at 300 dpi"))
+        #expect(merged.pages[1].error == .init(code: .tooManyPixels, message: "page 4 is 60000×3300 pixels at 300 dpi"), "its number in the file")
         #expect(merged.pages[1].text.isEmpty && merged.pages[1].blocks.isEmpty)
         #expect(merged.text == "first\n\u{0C}\u{0C}fifth\n")
         #expect(merged.metadata.pageCount == 9)
@@ -33,6 +33,13 @@ struct DocumentPagesTests {
         #expect(merged.metadata.engine == "tesseract 5.5.0", "Tesseract, since one page needed OCR")
         // Its JSON is a result like any other.
         _ = try JSONDecoder().decode(OCRResult.self, from: Data(merged.jsonBytes()))
+    }
+
+    @Test("an error that names no page gets the page's number before it")
+    func otherErrors() throws {
+        let merged = try #require(DocumentPages.merge([.success(try Self.result("a\n").jsonBytes()), .failure(WireError(.timeout, "no reply"))],
+                                                      numbers: [1, 2], pageCount: 2))
+        #expect(merged.pages[1].error?.message == "page 2: no reply")
     }
 
     @Test("no page read: no result")

@@ -354,7 +354,7 @@ def test_cli_spreads_a_pdfs_pages_over_every_worker(quire_bin, zctx, tmp_path):
         assert p.returncode == 0, p.stderr.decode()
         pages = validate_result(json.loads(p.stdout))["pages"]
         assert [pg.get("error", {}).get("code") for pg in pages] == [None, "too_many_pixels", None]
-        assert pages[1]["error"]["message"].startswith("page 2: ")
+        assert pages[1]["error"]["message"].startswith("page 2 is 200"), pages[1]["error"]
     finally:
         for proc in reversed(st.processes):
             proc.stop()
