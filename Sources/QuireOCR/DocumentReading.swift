@@ -37,18 +37,20 @@ extension Recognizer {
             var pageSteps: [OCRResult.Step] = []
             do throws(WireError) {
                 let t0 = Instant.now()
-                let contents: PDFDocument.Contents
-                do { contents = try document.contents(index) } catch { throw wire(error) }
-                let useLayer = request.textLayer != .ignore && Self.layerIsUsable(contents)
+                // One load of the page: what it holds, and its text layer's characters where they will be read.
+                let inspected: (size: (width: Double, height: Double), contents: PDFDocument.Contents, characters: [LayerCharacter]?)
+                do {
+                    inspected = try document.inspect(index, dpi: Self.textLayerDPI) { request.textLayer != .ignore && Self.layerIsUsable($0) }
+                } catch { throw wire(error) }
+                let contents = inspected.contents
                 var parameters: [String: Double] = [
                     "visibleCharacters": Double(contents.visibleCharacters), "invisibleCharacters": Double(contents.invisibleCharacters),
                     "unmappedCharacters": Double(contents.unmappedCharacters), "imageCover": (contents.imageCover * 1_000).rounded() / 1_000,
                 ]
-                if useLayer {
-                    let recognized: RecognizedPage
-                    do {
-                        recognized = try document.textLayer(index, dpi: Self.textLayerDPI, language: languages.first, symbols: symbols)
-                    } catch { throw wire(error) }
+                if let characters = inspected.characters {
+                    let recognized = TextLayer.page(characters, width: PDFDocument.pixels(inspected.size.width, dpi: Self.textLayerDPI),
+                                                    height: PDFDocument.pixels(inspected.size.height, dpi: Self.textLayerDPI),
+                                                    language: languages.first, symbols: symbols)
                     parameters["ms"] = t0.millisecondsSince
                     pageSteps.append(.init(step: "textLayer", applied: true, parameters: parameters))
                     var page = ResultBuilder.page(recognized, number: number, size: (recognized.width, recognized.height), toPage: .identity, scale: 1,
@@ -109,7 +111,7 @@ extension Recognizer {
     /// An empty page that says why it could not be read, sized as the PDF page at the text layer's resolution.
     static func failedPage(_ number: Int, document: PDFDocument, error: WireError) -> OCRResult.Page {
         let size = (try? document.pageSize(number - 1)) ?? (0, 0)
-        var page = OCRResult.Page(pageNumber: number, width: Int((size.0 * textLayerDPI / 72).rounded()), height: Int((size.1 * textLayerDPI / 72).rounded()),
+        var page = OCRResult.Page(pageNumber: number, width: PDFDocument.pixels(size.0, dpi: textLayerDPI), height: PDFDocument.pixels(size.1, dpi: textLayerDPI),
                                   unit: "pixel", rotation: 0, mirrored: false, deskewAngle: 0, transform: Affine.identity.array,
                                   recognitionScale: 1, text: "", confidence: nil, languages: [], blocks: [], renderings: nil)
         page.resolution = Int(textLayerDPI)

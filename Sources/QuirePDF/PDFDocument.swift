@@ -121,6 +121,9 @@ public final class PDFDocument: @unchecked Sendable {
         }
     }
 
+    /// A length in points as pixels at `dpi`.
+    public static func pixels(_ points: Double, dpi: Double) -> Int { Int((points * dpi / 72).rounded()) }
+
     /// Page `index`'s size in points (1/72 inch) as displayed, its rotation applied.
     public func pageSize(_ index: Int) throws(PDFError) -> (width: Double, height: Double) {
         var size: [Float] = [0, 0]
@@ -164,10 +167,29 @@ public final class PDFDocument: @unchecked Sendable {
         }
     }
 
+    /// What page `index` is: its size in points, its ``Contents``, and, when `wanted` says so of them, its
+    /// text layer's characters at `dpi` (``characters(_:dpi:)``), from one load of the page. (`wanted`
+    /// runs under the PDFium lock.)
+    public func inspect(_ index: Int, dpi: Double, characters wanted: (Contents) -> Bool)
+        throws(PDFError) -> (size: (width: Double, height: Double), contents: Contents, characters: [LayerCharacter]?) {
+        try withPage(index) { page in
+            let size = (width: Double(api.pointee.GetPageWidthF(page)), height: Double(api.pointee.GetPageHeightF(page)))
+            let text = api.pointee.TextLoadPage(page)
+            defer { if let text { api.pointee.TextClosePage(text) } }
+            let counted = self.contents(page, text, size: size)
+            let layer = wanted(counted) ? text.map { self.characters(page, $0, size: size, dpi: dpi) } ?? [] : nil
+            return (size, counted, layer)
+        }
+    }
+
     /// The page's text and pictures, counted.
     public func contents(_ index: Int) throws(PDFError) -> Contents {
-        try withPage(index) { page in
-            let width = Double(api.pointee.GetPageWidthF(page)), height = Double(api.pointee.GetPageHeightF(page))
+        try inspect(index, dpi: 72) { _ in false }.contents
+    }
+
+    private func contents(_ page: QFPDF_PAGE, _ text: QFPDF_TEXTPAGE?, size: (width: Double, height: Double)) -> Contents {
+        do {
+            let (width, height) = size
             var pictures: [(box: (Double, Double, Double, Double), pixels: (Int, Int))] = []
             func visit(_ object: QFPDF_PAGEOBJECT, depth: Int) {
                 let type = api.pointee.PageObjGetType(object)
@@ -190,8 +212,7 @@ public final class PDFDocument: @unchecked Sendable {
                 if let object = api.pointee.PageGetObject(page, i) { visit(object, depth: 0) }
             }
             var visible = 0, invisible = 0, unmapped = 0
-            if let text = api.pointee.TextLoadPage(page) {
-                defer { api.pointee.TextClosePage(text) }
+            if let text {
                 let count = api.pointee.TextCountChars(text)
                 var modes: [UnsafeMutableRawPointer: Int32] = [:]
                 for i in 0..<max(0, count) {
@@ -254,7 +275,7 @@ public final class PDFDocument: @unchecked Sendable {
     /// object that takes long on its own is not).
     public func render(_ index: Int, dpi: Double, maxPixels: Int, seconds: Double = 30) throws(PDFError) -> Image {
         let (widthPoints, heightPoints) = try pageSize(index)
-        let width = Int((widthPoints * dpi / 72).rounded()), height = Int((heightPoints * dpi / 72).rounded())
+        let width = Self.pixels(widthPoints, dpi: dpi), height = Self.pixels(heightPoints, dpi: dpi)
         guard width > 0, height > 0 else { throw PDFError(.pageFailed, "page \(index + 1) renders to no pixels at \(Int(dpi)) dpi") }
         guard width <= 65_535, height <= 65_535, width * height <= maxPixels else {
             throw PDFError(.tooManyPixels, "page \(index + 1) is \(Int(widthPoints / 72 * 100) / 100)×\(Int(heightPoints / 72 * 100) / 100) inches: \(width)×\(height) pixels at \(Int(dpi)) dpi; the limit is \(maxPixels) pixels")

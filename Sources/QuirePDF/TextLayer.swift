@@ -28,11 +28,12 @@ extension PDFDocument {
     /// the pixels of the page rendered at `dpi`. Line breaks PDFium adds between lines are kept (as
     /// `\n` with an empty box); control characters are dropped, a soft hyphen becomes `-`.
     public func characters(_ index: Int, dpi: Double) throws(PDFError) -> [LayerCharacter] {
-        let (widthPoints, heightPoints) = try pageSize(index)
-        let width = Int32((widthPoints * dpi / 72).rounded()), height = Int32((heightPoints * dpi / 72).rounded())
-        return try withPage(index) { page in
-            guard let text = api.pointee.TextLoadPage(page) else { return [] }
-            defer { api.pointee.TextClosePage(text) }
+        try inspect(index, dpi: dpi) { _ in true }.characters ?? []
+    }
+
+    func characters(_ page: QFPDF_PAGE, _ text: QFPDF_TEXTPAGE, size: (width: Double, height: Double), dpi: Double) -> [LayerCharacter] {
+        let width = Int32(Self.pixels(size.width, dpi: dpi)), height = Int32(Self.pixels(size.height, dpi: dpi))
+        do {
             // PDFium measures a character's angle in the page's own space; a page shown turned
             // (`/Rotate`) turns its text with it: a landscape table drawn sideways on a page turned
             // back is upright on the screen.
@@ -90,9 +91,8 @@ extension PDFDocument {
     /// Page `index`'s text layer as a recognized page in the pixels of its rendering at `dpi`
     /// (``TextLayer/page(_:width:height:language:symbols:)``).
     public func textLayer(_ index: Int, dpi: Double, language: String?, symbols: Bool) throws(PDFError) -> RecognizedPage {
-        let (widthPoints, heightPoints) = try pageSize(index)
-        let characters = try characters(index, dpi: dpi)
-        return TextLayer.page(characters, width: Int((widthPoints * dpi / 72).rounded()), height: Int((heightPoints * dpi / 72).rounded()),
+        let page = try inspect(index, dpi: dpi) { _ in true }
+        return TextLayer.page(page.characters ?? [], width: Self.pixels(page.size.width, dpi: dpi), height: Self.pixels(page.size.height, dpi: dpi),
                               language: language, symbols: symbols)
     }
 }
