@@ -48,6 +48,13 @@ public final class DocumentBenchmark {
         var workerMs = 0.0
         var texts: [String: String] = [:]
         var failures: [String] = []
+
+        /// A document's result: each listed page's text, its pages and its worker time.
+        mutating func add(_ result: OCRResult, of document: Document) {
+            for (id, page) in zip(document.ids, result.pages) { texts[id] = page.text }
+            pages += result.pages.count
+            workerMs += result.metadata.timings.decodeMs + result.metadata.timings.recognizeMs
+        }
     }
 
     let options: DocumentBenchOptions
@@ -163,40 +170,17 @@ public final class DocumentBenchmark {
             let pages = originalPages ? document.pages : Array(1...document.ids.count)
             bodies.append([OCRRequest(languages: document.languages, pages: pages, textLayer: textLayer).jsonBytes(), Array(bytes)])
         }
-        let workers = options.workers
-        let requests = bodies
-        let replies = Locked<[Int: Result<OCRResult, BenchError>]>([:])
-        let start = Instant.now()
-        _ = try awaitBlocking(label, timeout: Milliseconds(options.requestTimeout.value * Int64(max(1, documents.count)))) {
-            let tickets = TicketCounter()
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for _ in 0..<min(workers, requests.count) {
-                    group.addTask {
-                        while true {
-                            let ticket = tickets.take()
-                            guard ticket < requests.count else { return }
-                            do {
-                                let reply = try await client.request(service: OCRService.name, body: requests[ticket])
-                                let result = try JSONDecoder().decode(OCRResult.self, from: Data(reply.first ?? []))
-                                replies.withLock { $0[ticket] = .success(result) }
-                            } catch {
-                                replies.withLock { $0[ticket] = .failure(BenchError(String(describing: error))) }
-                            }
-                        }
-                    }
+        let (replies, seconds) = try send(bodies, label: label, documents: documents.count, client: client)
+        var row = Row(label: label, seconds: seconds)
+        for (reply, document) in zip(replies, documents) {
+            switch reply {
+            case .success(let frame):
+                if let result = try? JSONDecoder().decode(OCRResult.self, from: Data(frame)) {
+                    row.add(result, of: document)
+                } else {
+                    row.failures.append("\(document.name)\(suffix): the reply is not an OCR result")
                 }
-                try await group.waitForAll()
-            }
-        }
-        var row = Row(label: label, seconds: Instant.now().seconds(since: start))
-        for (index, document) in documents.enumerated() {
-            switch replies.withLock({ $0[index] }) {
-            case .success(let result)?:
-                for (id, page) in zip(document.ids, result.pages) { row.texts[id] = page.text }
-                row.pages += result.pages.count
-                row.workerMs += result.metadata.timings.decodeMs + result.metadata.timings.recognizeMs
-            case .failure(let error)?: row.failures.append("\(document.name)\(suffix): \(error.message)")
-            case nil: row.failures.append("\(document.name)\(suffix): no reply")
+            case .failure(let error): row.failures.append("\(document.name)\(suffix): \(error.code.rawValue): \(error.message)")
             }
         }
         return row
@@ -225,11 +209,26 @@ public final class DocumentBenchmark {
             numbers.append(parts.numbers)
             pageCounts.append(parts.pageCount)
         }
+        let (replies, seconds) = try send(units.map(\.body), label: label, documents: documents.count, client: client)
+        var row = Row(label: label, seconds: seconds)
+        for (index, document) in documents.enumerated() {
+            let pages = units.indices.filter { units[$0].document == index }.map { replies[$0] }
+            guard let result = DocumentPages.merge(pages, numbers: numbers[index], pageCount: pageCounts[index]) else {
+                row.failures.append("\(document.name).scanned.pdf: no page was read")
+                continue
+            }
+            row.add(result, of: document)
+        }
+        return row
+    }
+
+    /// Sends `requests` to the `ocr` service, as many in flight as there are workers, each one's reply
+    /// (its JSON frame) or error in the order sent, and the seconds it took.
+    func send(_ requests: [[[UInt8]]], label: String, documents: Int, client: QuireClient) throws -> (replies: [Result<[UInt8], WireError>], seconds: Double) {
         let workers = options.workers
-        let requests = units
         let replies = Locked<[Int: Result<[UInt8], WireError>]>([:])
         let start = Instant.now()
-        _ = try awaitBlocking(label, timeout: Milliseconds(options.requestTimeout.value * Int64(max(1, documents.count)))) {
+        _ = try awaitBlocking(label, timeout: Milliseconds(options.requestTimeout.value * Int64(max(1, documents)))) {
             let tickets = TicketCounter()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<min(workers, requests.count) {
@@ -238,10 +237,11 @@ public final class DocumentBenchmark {
                             let ticket = tickets.take()
                             guard ticket < requests.count else { return }
                             do {
-                                let reply = try await client.request(service: OCRService.name, body: requests[ticket].body)
+                                let reply = try await client.request(service: OCRService.name, body: requests[ticket])
                                 replies.withLock { $0[ticket] = .success(reply.first ?? []) }
-                            } catch let error as ClientError {
-                                replies.withLock { $0[ticket] = .failure(error.remote ?? WireError(.internal, error.message)) }
+                            } catch {
+                                let failure = (error as? ClientError).map { $0.remote ?? WireError(.internal, $0.message) }
+                                replies.withLock { $0[ticket] = .failure(failure ?? WireError(.internal, String(describing: error))) }
                             }
                         }
                     }
@@ -249,19 +249,9 @@ public final class DocumentBenchmark {
                 try await group.waitForAll()
             }
         }
-        var row = Row(label: label, seconds: Instant.now().seconds(since: start))
+        let seconds = Instant.now().seconds(since: start)
         let all = replies.withLock { $0 }
-        for (index, document) in documents.enumerated() {
-            let pages = units.indices.filter { units[$0].document == index }.map { all[$0] ?? .failure(WireError(.internal, "no reply")) }
-            guard let result = DocumentPages.merge(pages, numbers: numbers[index], pageCount: pageCounts[index]) else {
-                row.failures.append("\(document.name).scanned.pdf: no page was read")
-                continue
-            }
-            for (id, page) in zip(document.ids, result.pages) { row.texts[id] = page.text }
-            row.pages += result.pages.count
-            row.workerMs += result.metadata.timings.decodeMs + result.metadata.timings.recognizeMs
-        }
-        return row
+        return (requests.indices.map { all[$0] ?? .failure(WireError(.internal, "no reply")) }, seconds)
     }
 
     /// OCRmyPDF on each scanned PDF, one after another with `--jobs N`, its text from `--sidecar`
