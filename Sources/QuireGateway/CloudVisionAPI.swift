@@ -131,12 +131,10 @@ public enum CloudVisionAPI {
             case .success(let result):
                 responses.append(CloudVision.response(result, feature: feature))
             case .failure(let failure):
-                // Auth is about the whole call, as Google answers it.
-                if failure.isInvalidAPIKey { return invalidKey }
-                if failure.kind == .unauthenticated || failure.kind == .forbidden {
-                    return Self.error(httpStatus(failure.kind), failure.message)
+                switch itemFailure(failure) {
+                case .wholeCall(let response): return response
+                case .item(let status): responses.append(CloudVision.Response(error: status))
                 }
-                responses.append(CloudVision.Response(error: CloudVision.Status(code: grpcCode(failure.kind), message: failure.message)))
             }
         }
         return Gateway.json(200, CloudVision.BatchResponse(responses: responses))
@@ -238,6 +236,22 @@ public enum CloudVisionAPI {
         case 504: "DEADLINE_EXCEEDED"
         default: http >= 500 ? "INTERNAL" : "INVALID_ARGUMENT"
         }
+    }
+
+    /// How Google answers one image's or file's failure in a batch.
+    enum ItemFailure {
+        /// A refused key or token: auth is about the whole call.
+        case wholeCall(HTTPResponse)
+        /// Anything else: that item's `google.rpc.Status`, the batch still 200.
+        case item(CloudVision.Status)
+    }
+
+    static func itemFailure(_ failure: GatewayFailure) -> ItemFailure {
+        if failure.isInvalidAPIKey { return .wholeCall(invalidKey) }
+        if failure.kind == .unauthenticated || failure.kind == .forbidden {
+            return .wholeCall(Self.error(httpStatus(failure.kind), failure.message))
+        }
+        return .item(CloudVision.Status(code: grpcCode(failure.kind), message: failure.message))
     }
 
     static func grpcCode(_ kind: GatewayFailure.Kind) -> Int {

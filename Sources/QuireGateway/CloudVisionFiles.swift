@@ -88,11 +88,10 @@ extension CloudVisionAPI {
             case .success(let result):
                 responses.append(CloudVision.fileResponse(result, feature: feature, mimeType: mimeType))
             case .failure(let failure):
-                if failure.isInvalidAPIKey { return invalidKey }
-                if failure.kind == .unauthenticated || failure.kind == .forbidden {
-                    return Self.error(httpStatus(failure.kind), failure.message)
+                switch itemFailure(failure) {
+                case .wholeCall(let response): return response
+                case .item(let status): responses.append(CloudVision.FileResponse(error: status))
                 }
-                responses.append(CloudVision.FileResponse(error: CloudVision.Status(code: grpcCode(failure.kind), message: failure.message)))
             }
         }
         return Gateway.json(200, CloudVision.BatchFileResponse(responses: responses))
