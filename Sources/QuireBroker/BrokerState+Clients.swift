@@ -127,6 +127,8 @@ extension BrokerState {
             } else {
                 code = "404"
             }
+        case ReservedService.mmiAuth:
+            code = auth == nil ? "404" : "200"
         default:
             code = "501"
         }

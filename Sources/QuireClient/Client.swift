@@ -391,7 +391,21 @@ extension QuireClient {
     /// Asks the broker whether `service` has a worker, in one attempt of at most `timeout`. Throws
     /// ``ClientError`` (`.timeout` when the broker does not answer).
     public func availability(of service: String, timeout: Milliseconds) async throws -> ServiceAvailability {
-        let reply = try await request(service: ReservedService.mmiService, body: [Array(service.utf8)], timeout: timeout, retries: 0)
+        try await askMMI(ReservedService.mmiService, body: [Array(service.utf8)], timeout: timeout)
+    }
+
+    /// Asks the broker whether it wants a token on requests (`mmi.auth`): `true` (auth on), `false`
+    /// (off), nil when it does not say (a broker that answers `501`). One attempt of at most `timeout`.
+    public func wantsTokens(timeout: Milliseconds) async throws -> Bool? {
+        switch try await askMMI(ReservedService.mmiAuth, body: [], timeout: timeout) {
+        case .available: true
+        case .absent: false
+        case .unknown: nil
+        }
+    }
+
+    private func askMMI(_ service: String, body: [[UInt8]], timeout: Milliseconds) async throws -> ServiceAvailability {
+        let reply = try await request(service: service, body: body, timeout: timeout, retries: 0)
         switch reply.first.map({ String(decoding: $0, as: UTF8.self) }) {
         case "200": return .available
         case "404": return .absent

@@ -9,7 +9,9 @@ public enum TokenFailure: Error, Sendable, Equatable {
     /// The token worker (or the broker on its behalf) answered with this error: RFC 6749 §5.2 codes
     /// from the worker, `busy`, `rate_limited`, `service_unavailable`… from the broker.
     case refused(WireError)
-    /// The broker has no `auth.token` service (MMI says 404): auth is off, or no token worker runs.
+    /// The broker has no `auth.token` service (MMI says 404) and does not want tokens (`mmi.auth`
+    /// 404, or `501` from an older broker). A broker with auth on and no token worker is `refused`
+    /// with `service_unavailable`.
     case noTokenWorker
     /// The broker did not answer, or answered something that is not a token reply.
     case transport(GatewayFailure)
@@ -49,6 +51,14 @@ public struct TokenBackend: Sendable {
                     if !(state.presentUntil.map { now < $0 } ?? false) {
                         switch try await client.availability(of: ReservedService.authToken, timeout: probeTimeout) {
                         case .absent:
+                            if try await client.wantsTokens(timeout: probeTimeout) == true {
+                                // Auth is on: a token worker is missing for now (the broker was just
+                                // restarted, the worker is starting). A key sent on without a token would
+                                // be refused as a bad key; this is the service being unavailable.
+                                return .failure(.refused(WireError(
+                                    .serviceUnavailable, "the broker wants tokens but has no token worker (auth.token) connected yet",
+                                    service: ReservedService.authToken)))
+                            }
                             known.withLock { $0 = Known(absentUntil: now + absentFor, presentUntil: nil) }
                             return .failure(.noTokenWorker)
                         case .available:

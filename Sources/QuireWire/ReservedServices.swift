@@ -43,6 +43,9 @@ public enum ServiceClass: Sendable, Equatable {
 public enum ReservedService {
     /// RFC 8: is there a worker for the service named in the body? `200` or `404`.
     public static let mmiService = "mmi.service"
+    /// Quire's own MMI question: does this broker want a token on requests? `200` (auth on) or
+    /// `404` (off). Brokers before it answer `501`, as RFC 8 has them answer any `mmi.*` they lack.
+    public static let mmiAuth = "mmi.auth"
     /// The token worker's OAuth 2.0 client-credentials grant.
     public static let authToken = "auth.token"
     /// The token worker's public keys (JWKS), which the broker fetches to verify tokens.

@@ -14,7 +14,9 @@ import QuireWire
 /// service nobody serves, for a broker that is not running.
 ///
 /// The rules (also in each verb's `--help`, see ``Preflight/help``):
-/// - credentials but no `auth.token` at the broker: the requests go without a token;
+/// - credentials but no `auth.token` at a broker with auth off (`mmi.auth` 404, or `501` from an
+///   older broker): the requests go without a token; with auth on, the verb waits for a token worker
+///   as for any other (a broker just restarted has its workers back within a heartbeat or two);
 /// - no worker for the target service: the verb fails with `service_unavailable` after
 ///   ``patience`` (it asks again every ``probeInterval``, so a worker that is just starting is
 ///   found), unless the caller asked to wait with `--timeout-ms`/`QUIRE_TIMEOUT_MS`: then it says so
@@ -28,8 +30,8 @@ struct Preflight {
 
     static let help = """
         Before sending, the verb asks the broker (MMI, RFC 8) whether it is there, whether it has a token
-        worker and whether the service has a worker. With credentials but no token worker (a broker with
-        --auth off) requests go without a token. With no worker for the service, the verb fails within
+        worker and whether the service has a worker. With credentials but no token worker at a broker with
+        --auth off, requests go without a token; with auth on, the verb waits for a token worker as below. With no worker for the service, the verb fails within
         3 s with service_unavailable, unless --timeout-ms or QUIRE_TIMEOUT_MS is given: then it says so
         and waits for a worker up to that long per attempt. A broker that does not answer within 3 s
         (or the given timeout) is an error.
@@ -54,9 +56,10 @@ struct Preflight {
             try await withClient(configuration: configuration) { client in
                 var preflight = Preflight(token: given, broker: configuration.broker)
                 var heard = false
-                func ask(_ name: String) async throws -> ServiceAvailability {
+                /// One MMI question, its timeout told as the broker's silence.
+                func asking<Answer>(_ question: () async throws -> Answer) async throws -> Answer {
                     do {
-                        let answer = try await client.availability(of: name, timeout: probeTimeout)
+                        let answer = try await question()
                         heard = true
                         return answer
                     } catch let error as ClientError where error.code == .timeout {
@@ -65,8 +68,39 @@ struct Preflight {
                                           + (asksToWait ? "" : " --timeout-ms N waits longer"))
                     }
                 }
+                func ask(_ name: String) async throws -> ServiceAvailability {
+                    try await asking { try await client.availability(of: name, timeout: probeTimeout) }
+                }
+                /// Asks for a worker for `name` until one is there (a worker that is just starting,
+                /// or coming back to a restarted broker), for ``patience``; with `--timeout-ms` it says
+                /// so and lets the request wait for a worker at the broker.
+                func awaitWorker(_ name: String) async throws {
+                    let start = Instant.now()
+                    while try await ask(name) == .absent {
+                        if asksToWait {
+                            printError("\(command): no worker serves '\(name)' at \(configuration.broker) yet; "
+                                       + "waiting for one up to \(configuration.timeout.value) ms per attempt (--timeout-ms)")
+                            return
+                        }
+                        if Instant.now() >= start + patience {
+                            let error = WireError(.serviceUnavailable, "no worker serves '\(name)' at \(configuration.broker) "
+                                                  + "(mmi.service answered 404 for \(patience.value) ms): start one (\(Preflight.starter(name))), "
+                                                  + "or give --timeout-ms N to wait for one", service: name)
+                            throw ClientError(.remote, error.message, remote: error)
+                        }
+                        try await Task.sleep(for: .milliseconds(probeInterval.value))
+                    }
+                }
                 if let credentials {
-                    if try await ask(ReservedService.authToken) == .absent {
+                    var tokenWorker = try await ask(ReservedService.authToken)
+                    if tokenWorker == .absent, try await asking({ try await client.wantsTokens(timeout: probeTimeout) }) == true {
+                        // Auth is on: the token worker is on its way (the broker was just restarted,
+                        // the worker is starting), or missing, which is an error rather than a
+                        // request sent without a token to be refused.
+                        try await awaitWorker(ReservedService.authToken)
+                        tokenWorker = .available
+                    }
+                    if tokenWorker == .absent {
                         preflight.tokenSkipped = true
                     } else {
                         do {
@@ -77,21 +111,7 @@ struct Preflight {
                     }
                 }
                 if let service, Preflight.needsWorker(service) {
-                    let start = Instant.now()
-                    while try await ask(service) == .absent {
-                        if asksToWait {
-                            printError("\(command): no worker serves '\(service)' at \(configuration.broker) yet; "
-                                       + "waiting for one up to \(configuration.timeout.value) ms per attempt (--timeout-ms)")
-                            break
-                        }
-                        if Instant.now() >= start + patience {
-                            let error = WireError(.serviceUnavailable, "no worker serves '\(service)' at \(configuration.broker) "
-                                                  + "(mmi.service answered 404 for \(patience.value) ms): start one (\(Preflight.starter(service))), "
-                                                  + "or give --timeout-ms N to wait for one", service: service)
-                            throw ClientError(.remote, error.message, remote: error)
-                        }
-                        try await Task.sleep(for: .milliseconds(probeInterval.value))
-                    }
+                    try await awaitWorker(service)
                 }
                 if !heard && !(service.map(Preflight.isMMI) ?? false) {
                     // Nothing asked yet (a given token, a broker-side service): is anyone there?

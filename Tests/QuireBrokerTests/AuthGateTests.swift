@@ -73,6 +73,8 @@ import Testing
         #expect(code(h.request("c", body: request(token))) == "token_expired")
         // Discovery and the token endpoint need no token.
         #expect(h.request("c", service: "mmi.service", body: ["echo"]).first?.frames.last == Array("200".utf8))
+        // And a client may ask whether tokens are wanted here (they are: 200), with no token worker.
+        #expect(h.request("c", service: "mmi.auth", body: []).first?.frames.last == Array("200".utf8))
     }
 
     @Test func requestsWaitingForTheKeysAreBounded() throws {

@@ -342,7 +342,7 @@ struct BrokerStateTests {
         #expect(h.state.queueDepth(service: "echo") == 3)
     }
 
-    @Test("MMI: mmi.service answers 200 or 404, other mmi.* 501", arguments: Dialect.allCases)
+    @Test("MMI: mmi.service answers 200 or 404, mmi.auth 404 with auth off, other mmi.* 501", arguments: Dialect.allCases)
     func mmi(dialect: Dialect) throws {
         var h = Harness()
         _ = h.ready("w1")
@@ -356,6 +356,7 @@ struct BrokerStateTests {
         }
         #expect(try ask("mmi.service", ["echo"]) == ["200"])
         #expect(try ask("mmi.service", ["ocr"]) == ["404"])
+        #expect(try ask("mmi.auth", []) == ["404"])
         #expect(try ask("mmi.whatever", []) == ["501"])
     }
 

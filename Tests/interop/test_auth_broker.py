@@ -248,3 +248,40 @@ def test_quire_up_has_auth_on_and_the_local_cli_needs_no_flags(ctx, procs, tmp_p
     # No token: refused before any worker sees it.
     reply = call(new_dealer(ctx, url), "mdp02", b"ocr", b"{}", b"image")[-1]
     parse_error(reply[0], "unauthenticated")
+
+
+def test_a_client_with_credentials_waits_for_a_token_worker_that_is_coming_back(ctx, start_broker, start_echo_worker, procs, tmp_path):
+    """A broker with auth on whose token worker is not there yet (the broker was just restarted, as in
+    the compose smoke test): a verb holding credentials waits for one instead of sending its request
+    without a token to be refused; with none at all it says what is missing. At a broker with auth
+    off, the same credentials are not waited for."""
+    import subprocess
+    data = tmp_path / "data"
+    broker = start_broker(auth="on")
+    start_echo_worker(broker)
+    client = json.loads(quire("clients", "add", "late", "--scope", "echo", "--json", "--data", str(data)).stdout)
+    env = dict(os.environ, QUIRE_CLIENT_ID=client["client_id"], QUIRE_CLIENT_SECRET=client["client_secret"])
+
+    def call_echo(url, **kwargs):
+        return subprocess.Popen([QUIRE_BIN, "call", "echo", "{}", "payload", "--broker", url, "--retries", "0"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, **kwargs)
+
+    started = time.monotonic()
+    out, err = call_echo(broker.url).communicate(timeout=30)
+    assert b"service_unavailable" in err and b"auth.token" in err and b"quire worker token" in err, err
+    assert 2.5 < time.monotonic() - started < 15
+    assert b"payload" not in out
+
+    waiting = call_echo(broker.url)
+    time.sleep(1.0)
+    procs.append(Proc([QUIRE_BIN, "worker", "token", "--broker", broker.url, "--data", str(data), "--heartbeat-interval-ms", "250"],
+                      tmp_path / "token-worker.log"))
+    out, err = waiting.communicate(timeout=30)
+    assert waiting.returncode == 0 and b"payload" in out, (out, err)
+
+    open_broker = start_broker(auth="off")
+    start_echo_worker(open_broker)
+    started = time.monotonic()
+    out, err = call_echo(open_broker.url).communicate(timeout=30)
+    assert b"payload" in out, (out, err)
+    assert time.monotonic() - started < 2.5, "credentials at a broker with auth off are not waited for"

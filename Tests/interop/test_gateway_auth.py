@@ -377,3 +377,33 @@ def test_the_api_key_grant_the_gateway_sends_matches_the_schemas(stack):
     (refused,) = stack.call(b"auth.token", [json.dumps(dict(frame, api_key="qk_unknown")).encode()])
     error = json.loads(refused)["error"]
     assert error["code"] == "invalid_client" and "qk_unknown" not in error["message"]
+
+
+@pytest.mark.timeout_s(90)
+def test_a_key_waits_out_a_missing_token_worker_as_unavailable_not_as_a_bad_key(quire_bin, zctx, tmp_path, png):
+    """A broker with auth on whose token worker is not connected yet (both just restarted): a key's
+    request is unavailable for now (Cloud Vision's item status 14 UNAVAILABLE, as for a missing OCR
+    worker), not 'API key not valid'; once the token worker is back the same key reads."""
+    from test_ocr import Process
+    data = tmp_path / "tokens"
+    app = add_client(quire_bin, data, "app")
+    st = start_stack(zctx, tmp_path, [
+        [quire_bin, "broker", "--bind", "{url}", "--stats", "off", "--auth", "on"],
+        [quire_bin, "worker", "ocr", "--broker", "{url}", "--threads", "1"],
+    ])
+    gateway = None
+    try:
+        gateway, port = start_gateway(quire_bin, st.url, tmp_path)
+        st.port, st.gateway = port, gateway
+        status, _, body = http(st, "POST", "/v1/images:annotate", annotate_body(png), {"x-goog-api-key": app["api_key"]})
+        assert status == 200 and body["responses"][0]["error"]["code"] == 14, body
+        assert "token worker" in body["responses"][0]["error"]["message"], body
+        st.processes.append(Process([quire_bin, "worker", "token", "--broker", st.url, "--data", str(data)],
+                                    tmp_path / "token-worker.log"))
+        wait_service(zctx, st.url, b"auth.token")
+        serves(st, png, {"x-goog-api-key": app["api_key"]})
+    finally:
+        if gateway:
+            gateway.stop()
+        for p in reversed(st.processes):
+            p.stop()
