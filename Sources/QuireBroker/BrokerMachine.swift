@@ -108,6 +108,10 @@ struct BrokerMachine: Sendable {
                     random: &random, into: &actions)
             case .jobReply(let tag, let body):
                 job(.attemptReplied(tag: tag, body: body), now: now, wallClock: wallClock, random: &random, into: &actions)
+            case .jobPartial(let tag, let body):
+                if let progress = JobProgress(partial: body) {
+                    job(.attemptProgressed(tag: tag, progress), now: now, wallClock: wallClock, random: &random, into: &actions)
+                }
             case .jobFailed(let tag, let error, let reachedWorker):
                 job(.attemptFailed(tag: tag, error: error, reachedWorker: reachedWorker), now: now, wallClock: wallClock, random: &random, into: &actions)
             }

@@ -54,6 +54,7 @@ extension BrokerState {
                 return
             }
             if kind == .partial {
+                if case .job(let tag) = request.origin { actions.append(.jobPartial(tag: tag, body: body)) }
                 guard case .client(let client, let dialect) = request.origin else { return }
                 statistics.partialForwarded(service: request.service, body: body)
                 if let frames = MajordomoCodec.clientReply(dialect, .partial, service: request.service, body: body) {

@@ -24,6 +24,8 @@ public enum BrokerAction: Sendable, Equatable {
     case titanic(peer: [UInt8], dialect: Dialect, service: String, body: [[UInt8]], owner: String)
     /// The final reply to a job's request (``BrokerState/submitJob(tag:service:body:now:)``).
     case jobReply(tag: UInt64, body: [[UInt8]])
+    /// A PARTIAL reply to a job's request: how far the attempt has got (``JobProgress``), or nothing.
+    case jobPartial(tag: UInt64, body: [[UInt8]])
     /// A job's request failed without a reply: its worker was lost, or it found no worker in time.
     /// `reachedWorker` is false when no worker ever received it (the attempt does not count).
     case jobFailed(tag: UInt64, error: WireError, reachedWorker: Bool)

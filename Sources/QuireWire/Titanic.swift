@@ -92,10 +92,12 @@ public struct JobStatus: Sendable, Equatable, Codable {
     public var idempotencyKey: String?
     /// The last error (the reason a job failed, died, expired or was retried).
     public var error: WireError.Body?
+    /// How far the running attempt has got, as its worker last said (``JobProgress``); only while running.
+    public var progress: JobProgress?
 
     public init(id: String, service: String, state: String, priority: String, attempts: Int, maxAttempts: Int, createdAt: String, updatedAt: String,
                 startedAt: String? = nil, finishedAt: String? = nil, deadline: String? = nil, expiresAt: String? = nil,
-                idempotencyKey: String? = nil, error: WireError.Body? = nil) {
+                idempotencyKey: String? = nil, error: WireError.Body? = nil, progress: JobProgress? = nil) {
         self.id = id
         self.service = service
         self.state = state
@@ -110,6 +112,7 @@ public struct JobStatus: Sendable, Equatable, Codable {
         self.expiresAt = expiresAt
         self.idempotencyKey = idempotencyKey
         self.error = error
+        self.progress = progress
     }
 
     public var jsonFrame: [UInt8] {
@@ -300,5 +303,36 @@ enum JSONScan {
         guard i == n else { return .unsure }
         guard let found else { return .absent }
         return .found(found.value, Array(frame[..<found.memberStart]) + Array(frame[found.memberEnd...]))
+    }
+}
+
+/// How far a job's running attempt has got: `done` of `total` units (a document's pages). A worker
+/// says so in a PARTIAL reply whose first frame is `{"progress":{"done":N,"total":M}}`; the broker keeps
+/// the last one of a durable job's attempt for `titanic.status` and takes it as a sign of life that
+/// renews the attempt's lease. Other partials are passed on or ignored as before.
+public struct JobProgress: Sendable, Equatable, Codable {
+    public var done: Int
+    public var total: Int
+
+    public init(done: Int, total: Int) {
+        self.done = done
+        self.total = total
+    }
+
+    /// The partial frame that carries it.
+    public var partialFrame: [UInt8] {
+        Array(#"{"progress":{"done":\#(done),"total":\#(total)}}"#.utf8)
+    }
+
+    /// The progress a partial reply's first frame carries; nil for any other partial. Bounded: a
+    /// frame over 1 KiB, negative counts or `done` past `total` are not progress.
+    public init?(partial frames: [[UInt8]]) {
+        struct Envelope: Decodable { var progress: JobProgress }
+        guard let first = frames.first, first.count <= 1_024, first.first == UInt8(ascii: "{"),
+              let envelope = try? JSONDecoder().decode(Envelope.self, from: Data(first)),
+              envelope.progress.done >= 0, envelope.progress.total >= 0, envelope.progress.done <= envelope.progress.total else {
+            return nil
+        }
+        self = envelope.progress
     }
 }

@@ -202,6 +202,42 @@ import Testing
         #expect(rig.state(of: jobID) == .queued)
     }
 
+    @Test func progressFromTheWorkerShowsInStatusAndRenewsTheLease() throws {
+        var rig = JobRig()
+        rig.free(1)
+        let (id, actions) = rig.submit()
+        let jobID = try #require(id)
+        let tag = try #require(JobRig.dispatches(actions).first?.tag)
+        func status() throws -> JobStatus {
+            let reply = try #require(JobRig.replies(rig.ask(Titanic.status, [Array(jobID.utf8)])).first)
+            return try JSONDecoder().decode(JobStatus.self, from: Data(reply.body[1]))
+        }
+        #expect(try status().progress == nil)
+        rig.advance(ms: 9_000)
+        _ = rig.handle(.attemptProgressed(tag: tag, JobProgress(done: 3, total: 60)))
+        #expect(try status().progress == JobProgress(done: 3, total: 60))
+        // Past the first lease's end the attempt still holds the job: its progress renewed the lease.
+        rig.advance(ms: 9_000)
+        #expect(!rig.tick().contains { if case .log(.warning, "job lease expired", _) = $0 { true } else { false } })
+        #expect(rig.state(of: jobID) == .running)
+        rig.advance(ms: 1_001)
+        #expect(rig.tick().contains { if case .log(.warning, "job lease expired", _) = $0 { true } else { false } })
+        // Queued again: no progress shown, and the stale attempt's word changes nothing.
+        #expect(try status().progress == nil)
+        _ = rig.handle(.attemptProgressed(tag: tag, JobProgress(done: 4, total: 60)))
+        #expect(try status().progress == nil)
+    }
+
+    @Test func onlyProgressShapedPartialsAreProgress() {
+        #expect(JobProgress(partial: [Array(#"{"progress":{"done":2,"total":5}}"#.utf8)]) == JobProgress(done: 2, total: 5))
+        #expect(JobProgress(partial: [JobProgress(done: 0, total: 0).partialFrame]) == JobProgress(done: 0, total: 0))
+        for frame in ["working", #"{"progress":{"done":6,"total":5}}"#, #"{"progress":{"done":-1,"total":5}}"#, #"{"progress":"half"}"#, "{}",
+                      #"{"progress":{"done":1,"total":2}}"# + String(repeating: " ", count: 1_100)] {
+            #expect(JobProgress(partial: [Array(frame.utf8)]) == nil, "\(frame.prefix(40))")
+        }
+        #expect(JobProgress(partial: []) == nil)
+    }
+
     @Test func aJobPastItsDeadlineExpires() throws {
         var rig = JobRig()
         let (id, _) = rig.submit(#""deadlineMs":5000"#)

@@ -33,6 +33,7 @@ extension JobMachine {
         delayed.remove(id)
         loading[id] = nil
         if let lease = leases.removeValue(forKey: id) { attempts[lease.tag] = nil }
+        progress[id] = nil
         // Lanes are cleaned lazily: `nextReady` skips ids that are no longer queued.
     }
 
@@ -88,6 +89,7 @@ extension JobMachine {
     mutating func attemptReplied(tag: UInt64, body: [[UInt8]], now: Int64, random: inout some RandomNumberGenerator, into actions: inout [Action]) {
         guard let id = attempts.removeValue(forKey: tag), let job = active[id] else { return }  // a stale attempt
         leases[id] = nil
+        progress[id] = nil
         let ran = Double(max(0, now - (job.startedAt ?? now))) / 1_000
         actions.append(.statistic(.ran(service: job.service, seconds: ran)))
         if let first = body.first, body.count == 1, let error = WireError(jsonFrame: first) {
@@ -103,10 +105,19 @@ extension JobMachine {
         actions.append(.statistic(.completed(service: job.service, bytes: body.reduce(0) { $0 + $1.count })))
     }
 
+    mutating func attemptProgressed(tag: UInt64, _ reported: JobProgress, now: Int64) {
+        guard let id = attempts[tag], active[id]?.state == .running else { return }  // a stale attempt
+        progress[id] = reported
+        // A worker that reports progress is working: a long document is not taken from it at the
+        // lease's end while its pages keep coming.
+        leases[id] = (tag, now + configuration.lease.value)
+    }
+
     mutating func attemptFailed(tag: UInt64, error: WireError, reachedWorker: Bool, now: Int64,
                                 random: inout some RandomNumberGenerator, into actions: inout [Action]) {
         guard let id = attempts.removeValue(forKey: tag), var job = active[id] else { return }
         leases[id] = nil
+        progress[id] = nil
         if !reachedWorker {
             job.attempts = max(0, job.attempts - 1)
             job.state = .queued

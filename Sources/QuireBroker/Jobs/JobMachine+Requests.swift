@@ -163,7 +163,9 @@ extension JobMachine {
             }
             finalReply(job, to: client, into: &actions)
         case Titanic.status:
-            reply(to: client, service: service, body: [Array("200".utf8), Self.status(of: job).jsonFrame], into: &actions)
+            var status = Self.status(of: job)
+            if job.state == .running { status.progress = progress[id] }
+            reply(to: client, service: service, body: [Array("200".utf8), status.jsonFrame], into: &actions)
         case Titanic.cancel:
             guard job.state.isActive else {
                 return reply(to: client, service: service, body: [Array("200".utf8), Self.status(of: job).jsonFrame], into: &actions)

@@ -19,6 +19,9 @@ struct JobMachine: Sendable {
         case request(peer: [UInt8], dialect: Dialect, service: String, body: [[UInt8]], owner: String, workers: JobWorkers)
         /// The final reply to an attempt (``Action/dispatch(tag:service:body:)``).
         case attemptReplied(tag: UInt64, body: [[UInt8]])
+        /// The worker of an attempt says how far it has got (a PARTIAL reply): kept for
+        /// `titanic.status`, and the attempt's lease renewed.
+        case attemptProgressed(tag: UInt64, JobProgress)
         /// An attempt ended without a reply; `reachedWorker` is false when no worker ever received it.
         case attemptFailed(tag: UInt64, error: WireError, reachedWorker: Bool)
         /// What the store holds for a ``Action/load(_:)``.
@@ -63,6 +66,9 @@ struct JobMachine: Sendable {
     /// Running attempts: tag → job id, and the lease per job.
     var attempts: [UInt64: String] = [:]
     var leases: [String: (tag: UInt64, until: Int64)] = [:]
+    /// What each running job's current attempt last said of its progress (memory only: an attempt
+    /// does not outlive the broker).
+    var progress: [String: JobProgress] = [:]
     var nextTag: UInt64 = 1
     var activeBytes = 0
     var knownServices: Set<String>
@@ -102,6 +108,8 @@ struct JobMachine: Sendable {
             request(JobClient(peer: peer, dialect: dialect), service: service, body: body, owner: owner, now: now, random: &random, into: &actions)
         case .attemptReplied(let tag, let body):
             attemptReplied(tag: tag, body: body, now: now, random: &random, into: &actions)
+        case .attemptProgressed(let tag, let progress):
+            attemptProgressed(tag: tag, progress, now: now)
         case .attemptFailed(let tag, let error, let reachedWorker):
             attemptFailed(tag: tag, error: error, reachedWorker: reachedWorker, now: now, random: &random, into: &actions)
         case .loaded(let load, let result):
