@@ -83,7 +83,8 @@ let package = Package(
         // The Quire result in other services' shapes (Cloud Vision, Azure Read, Image Analysis) and as
         // the searchable PDF: no C, no sockets, for the CLI and the HTTP gateway alike.
         .target(name: "QuireFormats", dependencies: ["QuireWire"]),
-        .target(name: "QuireOCR", dependencies: ["Tesseract", "Imaging", "QuirePDF", "QuireRecognition", "QuireWire", "QuireWorker", "QuireSupport", "QuireFormats"]),
+        .target(name: "QuireOCR", dependencies: ["Tesseract", "Imaging", "QuirePDF", "QuireRecognition", "QuireWire", "QuireWorker", "QuireSupport", "QuireFormats",
+                                                 "QuireClient", "QuireJWT"]),
         // One process's stack: a broker, workers of any kind, started and stopped in order (`quire up`,
         // the benchmarks, in-process tests).
         .target(name: "QuireStack", dependencies: ["QuireBroker", "QuireWorker", "ZeroMQ", "QuireSupport"]),

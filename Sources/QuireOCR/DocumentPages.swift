@@ -4,17 +4,24 @@ import QuireWire
 
 /// A PDF read by every worker at once: its selected pages sent as PDFs of their own, one `ocr` request
 /// each, and the pages' results put back together in page order as one result, as a worker would have
-/// answered the whole file. `quire recognize` and `quire bench documents` send documents so. (Not
-/// durable: the pages are plain requests; a document job whose pages are jobs is issue 24's.)
+/// answered the whole file. `quire recognize` and `quire bench documents` send documents so, with the
+/// pages as plain requests; the `ocr.document` service (``DocumentService``) sends them as durable jobs.
 public enum DocumentPages {
     /// The selected pages of a PDF and each one as a PDF of its own; nil to send the file whole: not a
     /// PDF, one page or none selected, no PDF library in this process, or a file PDFium cannot open
     /// (the worker then says why, in the protocol's words).
     public static func pages(of bytes: [UInt8], request: OCRRequest) -> (numbers: [Int], pageCount: Int, files: [[UInt8]])? {
-        guard PDFSniff.isPDF(bytes), PDFDocument.isAvailable, let document = try? PDFDocument(bytes),
-              let numbers = try? request.pageNumbers(pageCount: document.pageCount, maxPages: .max, noun: "the PDF"), numbers.count > 1 else {
-            return nil
-        }
+        guard let split = try? split(bytes, request: request, maxPages: .max), split.numbers.count > 1 else { return nil }
+        return split
+    }
+
+    /// As ``pages(of:request:)``, for one page too, and with the selection's problems thrown in the
+    /// protocol's words (`too_many_pages` past `maxPages`, `bad_request` for a page the file lacks)
+    /// rather than left to the worker that reads the whole file.
+    public static func split(_ bytes: [UInt8], request: OCRRequest, maxPages: Int) throws(WireError)
+        -> (numbers: [Int], pageCount: Int, files: [[UInt8]])? {
+        guard PDFSniff.isPDF(bytes), PDFDocument.isAvailable, let document = try? PDFDocument(bytes) else { return nil }
+        let numbers = try request.pageNumbers(pageCount: document.pageCount, maxPages: maxPages, noun: "the PDF")
         var files: [[UInt8]] = []
         for number in numbers {
             guard let file = try? document.extractPage(number - 1) else { return nil }

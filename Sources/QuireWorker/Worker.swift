@@ -116,7 +116,7 @@ public final class Worker: Sendable {
         if service.requiresJSONFrame, let problem = Self.jsonProblem(job.body) {
             return [problem.jsonFrame]
         }
-        let request = WorkerRequest(body: job.body) { [self] frames in
+        let request = WorkerRequest(body: job.body, broker: configuration.broker, curve: configuration.curve) { [self] frames in
             post(Outgoing(generation: job.generation, address: job.address, kind: .partial, frames: frames))
         }
         let started = Instant.now()

@@ -61,10 +61,16 @@ public struct WorkerConfiguration: Sendable, Equatable {
 public struct WorkerRequest: Sendable {
     /// The body frames after the envelope.
     public let body: [[UInt8]]
+    /// The broker this worker serves, and its CURVE settings: for a handler that sends requests of its
+    /// own through the same broker (`ocr.document` submits its pages as jobs).
+    public let broker: String
+    public let curve: CurveClientSettings?
     private let partial: @Sendable ([[UInt8]]) -> Void
 
-    init(body: [[UInt8]], partial: @escaping @Sendable ([[UInt8]]) -> Void) {
+    init(body: [[UInt8]], broker: String, curve: CurveClientSettings?, partial: @escaping @Sendable ([[UInt8]]) -> Void) {
         self.body = body
+        self.broker = broker
+        self.curve = curve
         self.partial = partial
     }
 

@@ -74,21 +74,3 @@ enum CallCommand {
         }
     }
 }
-
-/// Runs async work from synchronous `main` on the cooperative pool and waits for it on this thread
-/// (the main thread is not part of the pool, so waiting here blocks no task).
-func blockingAwait<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) -> Result<T, any Error> {
-    let box = Mutex<Result<T, any Error>?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        do {
-            let value = try await work()
-            box.withLock { $0 = .success(value) }
-        } catch {
-            box.withLock { $0 = .failure(error) }
-        }
-        done.signal()
-    }
-    done.wait()
-    return box.withLock { $0! }
-}

@@ -4,6 +4,7 @@ import QuireJWT
 import QuireSupport
 import QuireTokens
 import QuireWire
+import Synchronization
 import ZeroMQ
 
 /// The data folder: `--data DIR`, else `QUIRE_DATA`, else `quire up`'s default
@@ -92,6 +93,21 @@ enum ClientAuth {
         guard let first = frames.first else { throw ClientError(.protocolError, "auth.token sent an empty reply") }
         if let error = WireError(jsonFrame: first) { throw ClientError(.remote, error.message, remote: error) }
         return try TokenResponse(jsonFrame: first)
+    }
+
+    /// The token a worker presents on requests of its own (`ocr.document`'s page jobs): none without
+    /// credentials or at a broker that wants no tokens (`mmi.auth`), else one fetched from `auth.token`
+    /// and reused until a minute before it expires.
+    static func tokenSource(_ credentials: Credentials?) -> @Sendable (QuireClient) async throws -> String? {
+        guard let credentials else { return { _ in nil } }
+        let cached = Mutex<(token: String, until: Date)?>(nil)
+        return { client in
+            if let hit = cached.withLock({ $0 }), hit.until > Date() { return hit.token }
+            guard try await client.wantsTokens(timeout: 5_000) != false else { return nil }
+            let issued = try await fetch(.credentials(credentials), client: client)
+            cached.withLock { $0 = (issued.accessToken, Date().addingTimeInterval(Double(max(0, issued.expiresIn - 60)))) }
+            return issued.accessToken
+        }
     }
 
     /// The request's first frame with `"token"` set, when it is a JSON object; otherwise unchanged.

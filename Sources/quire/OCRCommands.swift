@@ -46,15 +46,16 @@ enum UpCommand {
         "up", listing: ("up", "run the whole stack on this machine: broker + OCR workers"),
         usage: "quire up [options]",
         discussion: """
-            Runs the whole stack on one machine in one process: the broker and OCR worker threads (one
-            Tesseract engine each). Clients (quire recognize, apps) connect to the broker endpoint.
+            Runs the whole stack on one machine in one process: the broker, OCR worker threads (one
+            Tesseract engine each) and ocr.document connections that split documents into page jobs. Clients (quire recognize, apps) connect to the broker endpoint.
             Stops cleanly on SIGTERM or SIGINT (workers drain first). With auth on, a signing key and a
             local client are created in the data folder on first start; the CLI on this machine uses them
             by itself.
             """,
         groups: [
             OptionGroup(options: OptionGroup(BrokerConfiguration.settings, defaults: brokerDefaults).options + [threadsInfo]),
-            OptionGroup("OCR workers:", OCRConfiguration.settings, defaults: OCRConfiguration()),
+            OptionGroup("OCR workers:", options: OptionGroup(OCRConfiguration.settings, defaults: OCRConfiguration()).options
+                        + [WorkerCommand.documents.info]),
             AuthOptions.group,
             DurableJobOptions.group(defaults: brokerDefaults, dataNote: "$XDG_DATA_HOME/quire, else ~/.local/share/quire"),
         ],
@@ -89,6 +90,13 @@ enum UpCommand {
                                                   configuration: TokenAuthorityConfiguration(issuer: auth.issuer, audience: auth.audience),
                                                   logger: logger)
             groups += tokens.map { WorkerGroup(service: $0, configuration: groups[0].configuration, threadName: "quire-" + $0.name.dropFirst(ServiceClass.authPrefix.count)) }
+        }
+        // Documents (ocr.document): split into page jobs that every OCR thread reads, with the local
+        // client's token when auth is on.
+        let documents = try invocation.value(WorkerCommand.documents, or: 2)
+        if documents > 0 {
+            groups.append(WorkerGroup(service: DocumentService.make(tokens: ClientAuth.tokenSource(credentials)), count: documents,
+                                      configuration: workerConfiguration, threadName: "quire-document"))
         }
         let stack: Stack
         do {

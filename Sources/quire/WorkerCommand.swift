@@ -11,6 +11,8 @@ enum WorkerCommand {
                                 help: "worker connections (and OCR engines) in this process")
     static let service = Option("service", .string("NAME"), help: "serve under another service name (echo only)", defaultNote: "echo")
     static let json = Option("json", .switch, default: false, help: "require a JSON object as the first frame (echo only)")
+    static let documents = Option("documents", variable: "QUIRE_DOCUMENTS", .integer(0...64), default: 2,
+                                  help: "ocr.document connections: documents this process splits into page jobs and waits for at once (0: none)")
     static let delay = Option("delay-ms", SettingValue.milliseconds(1...3_600_000),
                               help: "hold each request N ms, sending a PARTIAL first (echo only; tests)")
 
@@ -20,7 +22,11 @@ enum WorkerCommand {
         discussion: """
             Runs a worker that connects to the broker, registers its service and serves requests.
             Kinds:
-              ocr         service 'ocr': images in, the JSON text hierarchy out (Tesseract; one engine per thread)
+              ocr         service 'ocr': images in, the JSON text hierarchy out (Tesseract; one engine per thread);
+                          and 'ocr.document': a PDF's pages submitted as durable 'ocr' jobs, read by every
+                          OCR worker at once and put back together (--documents at a time; with auth on
+                          the page jobs need this worker's client credentials: --credentials or
+                          QUIRE_CLIENT_ID/QUIRE_CLIENT_SECRET, else DIR/credentials.json of --data)
               echo        service 'echo': replies with the request's own frames (tests, benchmarks)
               token       services 'auth.token' and 'auth.jwks': signed access tokens and their public keys
 
@@ -30,7 +36,8 @@ enum WorkerCommand {
         groups: [
             OptionGroup(options: OptionGroup(WorkerConfiguration.settings, defaults: WorkerConfiguration()).options + [threads.info]
                         + CurveOptions.clientGroup.options),
-            OptionGroup("OCR workers (ocr):", OCRConfiguration.settings, defaults: OCRConfiguration()),
+            OptionGroup("OCR workers (ocr):", options: OptionGroup(OCRConfiguration.settings, defaults: OCRConfiguration()).options
+                        + [documents.info, ClientAuth.credentialsFile.info, ClientAuth.clientID.info, ClientAuth.clientSecret.info]),
             OptionGroup("Echo workers (echo):", options: [service.info, json.info, delay.info]),
             TokenWorker.group,
         ],
@@ -56,6 +63,9 @@ enum WorkerCommand {
         case "ocr":
             service = OCRService.make(configuration: try invocation.configured(OCRConfiguration(), OCRConfiguration.settings))
             ensureSingleThreadedOpenMP()
+            let credentials = try ClientAuth.credentials(invocation)
+            services = [service] + Array(repeating: DocumentService.make(tokens: ClientAuth.tokenSource(credentials)),
+                                         count: try invocation.value(documents, or: 2))
         case "token":
             services = try TokenWorker.services(invocation, logger: try CommonOptions.logger("quire.worker.token", invocation))
             service = services[0]
@@ -68,7 +78,8 @@ enum WorkerCommand {
         for _ in 0..<threads {
             workers.append(try Worker(configuration: configuration, service: service, context: context, logger: logger))
         }
-        // The token worker also serves its public keys, on one connection of its own.
+        // The token worker also serves its public keys, on one connection of its own; the OCR worker
+        // splits documents on connections of their own.
         for extra in services.dropFirst() {
             workers.append(try Worker(configuration: configuration, service: extra, context: context, logger: logger))
         }

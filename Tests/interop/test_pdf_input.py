@@ -358,5 +358,5 @@ def test_cli_spreads_a_pdfs_pages_over_every_worker(quire_bin, zctx, tmp_path):
     finally:
         for proc in reversed(st.processes):
             proc.stop()
-    served = [int(m) for proc in st.processes[1:] for m in re.findall(r'"served":"(\d+)"', proc.log_path.read_text())]
+    served = [int(m) for proc in st.processes[1:] for m in re.findall(r'"served":"(\d+)","service":"ocr"', proc.log_path.read_text())]
     assert len(served) == 2 and all(n >= 1 for n in served), "each worker read pages: %s" % served

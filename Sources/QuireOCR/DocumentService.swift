@@ -1,0 +1,215 @@
+import Foundation
+import QuireClient
+import QuireJWT
+import QuireSupport
+import QuireWire
+import QuireWorker
+
+/// `ocr.document`: a document read by every OCR worker at once, durably. Frames as `ocr`'s (the JSON
+/// request, the file); the reply is the whole document's result, as one `ocr` worker would give it.
+///
+/// The worker that takes a document splits it into one-page PDFs (``DocumentPages``) and submits each
+/// page as a durable `ocr` job (`titanic.request`) with the idempotency key `doc-<digest>/<page>`, the
+/// digest taken over the request and the file. It then waits for the pages in order, says after each
+/// how many are done (a PARTIAL `{"progress":{"done":N,"total":M}}`, which the broker shows in
+/// `titanic.status` when the document is itself a job), puts them together in page order and closes
+/// the page jobs. The broker stays a broker: it never opens a PDF.
+///
+/// What a failure costs: an OCR worker killed mid-page costs that page's retry (the broker hands the
+/// page job on). A document worker killed mid-document has its document taken up again by another
+/// (a durable document job is leased; a plain request is handed on), which submits the same keys,
+/// gets the same page jobs back, finished ones included, and waits only for the rest.
+///
+/// With auth on at the broker, the page jobs need a token: `tokens` gives one (the worker's own client
+/// credentials), or nil with auth off.
+public enum DocumentService {
+    public static let name = "ocr.document"
+
+    /// - Parameters:
+    ///   - maxPages: the most pages one document may have read (Azure Read's limit is 2,000).
+    ///   - tokens: the token to present on the page jobs, fetched through the given client; nil: none.
+    public static func make(maxPages: Int = 2_000,
+                            tokens: @escaping @Sendable (QuireClient) async throws -> String? = { _ in nil }) -> WorkerService {
+        WorkerService(name: name, requiresJSONFrame: true) { DocumentHandler(maxPages: maxPages, tokens: tokens) }
+    }
+
+    /// What one document becomes: the pages to read, each with the frames of its `ocr` job.
+    struct Plan {
+        var key: String
+        var numbers: [Int]
+        var pageCount: Int
+        var pageFrame: [UInt8]
+        var files: [[UInt8]]
+    }
+
+    static func plan(_ frame: [UInt8], document: [UInt8], maxPages: Int) throws(WireError) -> Plan {
+        let request = try OCRRequest.parse(frame)
+        if request.outputs?.contains(.pdf) == true {
+            throw WireError(.unsupportedFormat, "a document's pages are read as jobs of their own, and one searchable PDF is not put together "
+                            + "from them yet: ask ocr.document for the result, text, hOCR, ALTO or TSV, or ocr for a PDF of an image")
+        }
+        let digest = Sodium.sha256(frame + [0] + document)
+        let key = "doc-" + digest.prefix(16).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+        let single = DocumentPages.pageRequest(request).jsonBytes()
+        if let split = try DocumentPages.split(document, request: request, maxPages: maxPages) {
+            return Plan(key: key, numbers: split.numbers, pageCount: split.pageCount, pageFrame: single, files: split.files)
+        }
+        // Not a PDF (an image, a TIFF), or one PDFium cannot open: one job for the whole file, with the
+        // request as it came, so that the page's worker reads it (or says why not) as `ocr` would.
+        return Plan(key: key, numbers: [], pageCount: 0, pageFrame: frame, files: [document])
+    }
+
+    final class DocumentHandler: RequestHandler {
+        let maxPages: Int
+        let tokens: @Sendable (QuireClient) async throws -> String?
+        private var client: QuireClient?
+
+        init(maxPages: Int, tokens: @escaping @Sendable (QuireClient) async throws -> String?) {
+            self.maxPages = maxPages
+            self.tokens = tokens
+        }
+
+        deinit {
+            if let client { _ = blockingAwait { await client.close() } }
+        }
+
+        func handle(_ request: WorkerRequest) throws -> [[UInt8]] {
+            guard request.body.count == 2 else {
+                throw WireError(.badRequest, "an ocr.document request has 2 frames (JSON options, document bytes); got \(request.body.count)")
+            }
+            let plan = try DocumentService.plan(request.body[0], document: request.body[1], maxPages: maxPages)
+            let client = try connection(request)
+            let tokens = self.tokens
+            let outcome = blockingAwait { () async throws -> [[UInt8]] in
+                try await DocumentService.read(plan, client: client, token: { try await tokens(client) }) { done in
+                    request.sendPartial([JobProgress(done: done, total: max(1, plan.files.count)).partialFrame])
+                }
+            }
+            switch outcome {
+            case .success(let frames): return frames
+            case .failure(let error as WireError): throw error
+            case .failure(let error as ClientError):
+                throw error.remote ?? WireError(.serviceUnavailable, "the document's pages could not be sent through the broker: \(error)")
+            case .failure(let error): throw WireError(.internal, "the document failed: \(error)")
+            }
+        }
+
+        /// One client per handler, to the worker's own broker, made on the first document.
+        private func connection(_ request: WorkerRequest) throws -> QuireClient {
+            if let client { return client }
+            do {
+                let made = try QuireClient(configuration: ClientConfiguration(broker: request.broker, timeout: 30_000, retries: 3,
+                                                                              maxInFlight: 8, curve: request.curve))
+                client = made
+                return made
+            } catch {
+                throw WireError(.internal, "cannot open a connection to the broker \(request.broker): \(error)")
+            }
+        }
+    }
+
+    /// Submits the plan's pages (their jobs may exist already: same keys, same jobs), waits for them in
+    /// page order, reporting each one done, and answers the merged result. Page jobs are closed once
+    /// the result is put together.
+    /// `token` is asked before each request (a long document may outlive one token).
+    static func read(_ plan: Plan, client: QuireClient, token: () async throws -> String?, progress: @Sendable (Int) -> Void) async throws -> [[UInt8]] {
+        var ids: [String] = []
+        for (index, file) in plan.files.enumerated() {
+            let page = plan.numbers.isEmpty ? 1 : plan.numbers[index]
+            let jobFrame = try withJob(plan.pageFrame, key: "\(plan.key)/\(page)", token: try await token())
+            let reply = try await titanic(client, Titanic.request, [Array(OCRService.name.utf8), jobFrame, file])
+            guard let id = reply.first.map({ String(decoding: $0, as: UTF8.self) }), Titanic.isJobID(id) else {
+                throw WireError(.internal, "titanic.request answered 200 without a job id")
+            }
+            ids.append(id)
+        }
+        progress(0)
+        var replies: [Result<[UInt8], WireError>] = []
+        var whole: [[UInt8]]?
+        for (index, id) in ids.enumerated() {
+            let frames = try await result(of: id, client: client, envelope: try envelopeFrame(token: try await token(), waitMs: 20_000))
+            if let first = frames.first, frames.count == 1, let error = WireError(jsonFrame: first) {
+                replies.append(.failure(error))
+            } else {
+                replies.append(.success(frames.first ?? []))
+                whole = frames
+            }
+            progress(index + 1)
+        }
+        let closing = try? envelopeFrame(token: try await token(), waitMs: nil)
+        for id in ids {
+            // Best effort: a page job left behind expires with its result TTL.
+            _ = try? await titanic(client, Titanic.close, [Array(id.utf8)] + (closing.map { [$0] } ?? []))
+        }
+        if plan.numbers.isEmpty {
+            // The whole file was one job: its reply is the answer, an error included.
+            if case .failure(let error) = replies[0] { throw error }
+            return whole ?? []
+        }
+        guard let merged = DocumentPages.merge(replies, numbers: plan.numbers, pageCount: plan.pageCount) else {
+            if case .failure(let error)? = replies.first { throw error }
+            throw WireError(.internal, "no page of the document was read")
+        }
+        do { return [try merged.jsonBytes()] } catch {
+            throw WireError(.internal, "the result holds a number JSON cannot carry (\(error.value))")
+        }
+    }
+
+    /// A finished page job's reply frames, asked for with the broker holding each ask up to 20 s.
+    static func result(of id: String, client: QuireClient, envelope: [UInt8]?) async throws -> [[UInt8]] {
+        while true {
+            let frames = try await client.request(service: Titanic.reply, body: [Array(id.utf8)] + (envelope.map { [$0] } ?? []))
+            switch frames.first.flatMap(Titanic.status(of:)) {
+            case .ok: return Array(frames.dropFirst())
+            case .pending: continue
+            case .unknown where frames.count > 1 && frames[0] != Array("400 \(WireError.Code.unknownJob.rawValue)".utf8):
+                // The page job ended without a result (`400 dead`, `expired`, `cancelled`): that page
+                // failed, with the job's last error; the other pages still count.
+                return [frames[1]]
+            default:
+                if frames.count > 1, let error = WireError(jsonFrame: frames[1]) { throw error }
+                throw WireError(.internal, "titanic.reply for page job \(id) answered \(frames.first.map { String(decoding: $0, as: UTF8.self) } ?? "nothing")")
+            }
+        }
+    }
+
+    /// Sends a `titanic.*` request: the frames after `200`, or the broker's typed refusal thrown.
+    static func titanic(_ client: QuireClient, _ service: String, _ body: [[UInt8]]) async throws -> [[UInt8]] {
+        let frames = try await client.request(service: service, body: body)
+        guard let first = frames.first, Titanic.status(of: first) == .ok else {
+            if frames.count > 1, let error = WireError(jsonFrame: frames[1]) { throw error }
+            if let first = frames.first, let error = WireError(jsonFrame: first) { throw error }
+            throw WireError(.internal, "\(service) answered \(frames.first.map { String(decoding: $0, as: UTF8.self) } ?? "nothing")")
+        }
+        return Array(frames.dropFirst())
+    }
+
+    /// The page's JSON frame with its job options (the idempotency key) and the token.
+    static func withJob(_ frame: [UInt8], key: String, token: String?) throws(WireError) -> [UInt8] {
+        guard var object = (try? JSONSerialization.jsonObject(with: Data(frame))) as? [String: Any] else {
+            throw WireError(.invalidJSON, "the request frame is not a JSON object")
+        }
+        object["job"] = ["idempotencyKey": key]
+        if let token { object["token"] = token }
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
+            throw WireError(.internal, "the page request could not be written")
+        }
+        return Array(data)
+    }
+
+    /// The JSON frame after a job id: the token and the long-poll wait.
+    static func envelopeFrame(token: String?, waitMs: Int?) throws(WireError) -> [UInt8]? {
+        var object: [String: Any] = [:]
+        if let waitMs { object["waitMs"] = waitMs }
+        if let token { object["token"] = token }
+        if object.isEmpty { return nil }
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else {
+            throw WireError(.internal, "the reply request could not be written")
+        }
+        return Array(data)
+    }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+}

@@ -1,0 +1,169 @@
+"""Documents as durable jobs: `ocr.document` splits a PDF into one `ocr` job per page, every OCR worker
+reads pages, and the document comes back whole, in page order, every page once.
+
+Real processes: `quire broker --data` with its stats socket, two `quire worker ocr` processes (each an
+OCR connection and an `ocr.document` connection), the `quire` CLI. The 60-page PDF is rendered here
+with Pillow (each page a picture, as a scanner makes them). One worker is SIGKILLed while the document
+is being read: whichever of them was splitting the document, its pages are all still read once.
+
+Needs: PDFium (scripts/install-pdfium), PyPI pillow and pyzmq.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+import zmq
+
+import ocr_images as oi
+from conftest import free_port
+from test_ocr import _env, page_lines, quire_bin, start_stack, validate_result, zctx  # noqa: F401
+from test_pdf_input import scanned
+
+PAGES = 60
+
+
+FILLER = ["Every page of this document is a job", "of its own, read by any OCR worker", "and put back in page order again",
+          "when the last of them is done"]
+
+
+def words_of(n):
+    return ["Document page %d" % n, "read once by one worker"] + FILLER
+
+
+def run(quire_bin, *args, timeout=120):
+    p = subprocess.run([quire_bin, *args], capture_output=True, timeout=timeout, env=_env())
+    return p
+
+
+def status(quire_bin, url, job):
+    p = run(quire_bin, "status", job, "--broker", url)
+    assert p.returncode == 0, p.stderr.decode()
+    return json.loads(p.stdout)
+
+
+def snapshot_workers(stats_url, ctx, service):
+    """pid → (state, requests served as the worker reports them) of each connection for `service`, from
+    one stats snapshot."""
+    sub = ctx.socket(zmq.SUB)
+    sub.setsockopt(zmq.SUBSCRIBE, b"")
+    sub.setsockopt(zmq.LINGER, 0)
+    sub.connect(stats_url)
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if not sub.poll(1000):
+                continue
+            frames = sub.recv_multipart()
+            try:
+                snapshot = json.loads(frames[-1])
+            except ValueError:
+                continue
+            if "workers" not in snapshot:
+                continue
+            return {w["report"]["pid"]: (w["state"], w["report"]["jobsDone"]) for w in snapshot["workers"]
+                    if w["service"] == service and w.get("report")}
+        raise AssertionError("no stats snapshot within 10 s")
+    finally:
+        sub.close()
+
+
+@pytest.mark.timeout_s(420)
+def test_a_60_page_pdf_is_read_by_both_workers_and_survives_one_being_killed(quire_bin, zctx, tmp_path):
+    stats = "tcp://127.0.0.1:%d" % free_port()
+    st = start_stack(zctx, tmp_path, [
+        [quire_bin, "broker", "--bind", "{url}", "--data", str(tmp_path / "jobs"), "--stats", stats, "--stats-interval-ms", "250",
+         "--heartbeat-interval-ms", "250"],
+        [quire_bin, "worker", "ocr", "--broker", "{url}", "--threads", "1", "--documents", "1", "--heartbeat-interval-ms", "250"],
+        [quire_bin, "worker", "ocr", "--broker", "{url}", "--threads", "1", "--documents", "1", "--heartbeat-interval-ms", "250"],
+    ])
+    try:
+        drawings = [oi.render_lines(words_of(n), "sans", 40) for n in range(1, PAGES + 1)]
+        doc = tmp_path / "sixty.pdf"
+        doc.write_bytes(scanned(drawings, dpi=150))
+        p = run(quire_bin, "submit", str(doc), "--broker", st.url)
+        assert p.returncode == 0, p.stderr.decode()
+        job = p.stdout.decode().strip()
+
+        # Progress shows while it runs: pages done of pages total.
+        seen = []
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            s = status(quire_bin, st.url, job)
+            assert s["service"] == "ocr.document"
+            if s.get("progress"):
+                assert s["progress"]["total"] == PAGES
+                seen.append(s["progress"]["done"])
+                if s["progress"]["done"] >= 10:
+                    break
+            assert s["state"] in ("queued", "running"), s
+            time.sleep(0.2)
+        assert seen and seen[-1] >= 10, "no progress past 10 pages: %s" % seen
+        assert seen == sorted(seen), seen
+
+        # Both workers have read pages; then the one splitting the document dies, mid-document: the
+        # other takes the document up again and gets the pages already read back from their jobs.
+        served = snapshot_workers(stats, zctx, "ocr")
+        pids = [proc.p.pid for proc in st.processes[1:]]
+        assert all(served.get(pid, ("", 0))[1] >= 1 for pid in pids), "each worker read pages: %s (pids %s)" % (served, pids)
+        splitting = [pid for pid, (state, _) in snapshot_workers(stats, zctx, "ocr.document").items() if state == "busy"]
+        assert len(splitting) == 1, splitting
+        before = status(quire_bin, st.url, job)
+        assert before["state"] == "running" and before["progress"]["done"] < PAGES, before
+        os.kill(splitting[0], signal.SIGKILL)
+
+        p = run(quire_bin, "result", job, "--wait", "--broker", st.url, timeout=300)
+        assert p.returncode == 0, p.stderr.decode()
+        result = validate_result(json.loads(p.stdout))
+        assert result["metadata"]["pageCount"] == PAGES
+        assert [page["pageNumber"] for page in result["pages"]] == list(range(1, PAGES + 1))
+        for page, drawing in zip(result["pages"], drawings):
+            assert "error" not in page, page.get("error")
+            assert [ln["text"] for ln in page_lines(page)] == drawing.lines
+        assert result["text"] == "\f".join(page["text"] for page in result["pages"])
+        after = status(quire_bin, st.url, job)
+        assert after["state"] == "done" and after["attempts"] == 2, after
+    finally:
+        for proc in reversed(st.processes):
+            proc.stop()
+
+
+def test_a_document_request_answers_typed_errors_and_reads_images_too(quire_bin, zctx, tmp_path):
+    """`ocr.document` asked directly: a selection past the last page and a searchable PDF are refused in
+    the protocol's words; an image (not a PDF) is one page job, read as `ocr` reads it."""
+    st = start_stack(zctx, tmp_path, [
+        [quire_bin, "broker", "--bind", "{url}", "--data", str(tmp_path / "jobs"), "--stats", "off"],
+        [quire_bin, "worker", "ocr", "--broker", "{url}", "--threads", "1", "--documents", "1"],
+    ])
+    try:
+        drawings = [oi.render_lines(words_of(n), "sans", 28) for n in range(1, 4)]
+        doc = tmp_path / "three.pdf"
+        doc.write_bytes(scanned(drawings))
+
+        def call(frame, path):
+            p = run(quire_bin, "call", "ocr.document", frame, "@" + str(path), "--broker", st.url)
+            assert p.returncode == 0, p.stderr.decode()
+            return [line for line in p.stdout.decode().splitlines() if not line.startswith("partial: ")], p.stdout.decode()
+
+        def refused(frame, path):
+            p = run(quire_bin, "call", "ocr.document", frame, "@" + str(path), "--broker", st.url)
+            assert p.returncode == 1, p
+            return json.loads(p.stderr.decode().strip().splitlines()[-1])["error"]
+
+        assert refused('{"pages":[5]}', doc)["code"] == "bad_request"
+        assert refused('{"outputs":["pdf"]}', doc)["code"] == "unsupported_format"
+        lines, out = call('{"pages":[3,1]}', doc)
+        result = validate_result(json.loads(lines[-1]))
+        assert [page["pageNumber"] for page in result["pages"]] == [3, 1]
+        assert [ln["text"] for ln in page_lines(result["pages"][0])] == drawings[2].lines
+        assert 'partial: {"progress":{"done":2,"total":2}}' in out, out
+        png = tmp_path / "one.png"
+        drawings[0].image.save(png)
+        lines, _ = call("{}", png)
+        assert [ln["text"] for ln in page_lines(validate_result(json.loads(lines[-1]))["pages"][0])] == drawings[0].lines
+    finally:
+        for proc in reversed(st.processes):
+            proc.stop()
