@@ -57,7 +57,10 @@ public struct JobBackend: Sendable {
                 do {
                     // The client resends after a timeout (Lazy Pirate); the key makes a resend the same job.
                     let job = JobOptions(idempotencyKey: "quire-gateway-" + UUID().uuidString.lowercased())
-                    let frames = try await client.request(service: Titanic.request, body: [Array("ocr".utf8), call.requestFrame(job: job), call.image])
+                    // A PDF's pages are read by every OCR worker at once (ocr.document), the status
+                    // "running" until the last is done.
+                    let service = OCRServiceName.forJob(call.image)
+                    let frames = try await client.request(service: Titanic.request, body: [Array(service.utf8), call.requestFrame(job: job), call.image])
                     switch reply(frames) {
                     case .success(let rest):
                         guard let id = rest.first.map({ String(decoding: $0, as: UTF8.self) }), Titanic.isJobID(id) else {

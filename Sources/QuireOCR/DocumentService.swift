@@ -23,7 +23,7 @@ import QuireWorker
 /// With auth on at the broker, the page jobs need a token: `tokens` gives one (the worker's own client
 /// credentials), or nil with auth off.
 public enum DocumentService {
-    public static let name = "ocr.document"
+    public static let name = OCRServiceName.document
 
     /// - Parameters:
     ///   - maxPages: the most pages one document may have read (Azure Read's limit is 2,000).

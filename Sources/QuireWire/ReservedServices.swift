@@ -51,3 +51,14 @@ public enum ReservedService {
     /// The token worker's public keys (JWKS), which the broker fetches to verify tokens.
     public static let authJWKS = "auth.jwks"
 }
+
+/// The OCR services' names, for the clients that pick one (the CLI, the gateway).
+public enum OCRServiceName {
+    /// One image or file, read by one worker.
+    public static let page = "ocr"
+    /// A document whose pages become `ocr` jobs of their own, read by every worker at once.
+    public static let document = "ocr.document"
+
+    /// The service for a file sent as a durable job: a PDF's pages are spread, anything else is one job.
+    public static func forJob(_ bytes: [UInt8]) -> String { PDFSniff.isPDF(bytes) ? document : page }
+}

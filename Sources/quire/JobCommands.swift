@@ -116,7 +116,7 @@ enum JobCommands {
             if let token = preflight.token { frame = ClientAuth.insert(token, into: frame) }
             // A PDF goes to ocr.document unless told otherwise: its pages become jobs of their own, read
             // by every OCR worker at once, and the document's status shows how many are done.
-            let target = !invocation.isGiven(flag: "service") && PDFSniff.isPDF(input.bytes) ? DocumentService.name : service
+            let target = invocation.isGiven(flag: "service") ? service : OCRServiceName.forJob(input.bytes)
             frames.append([Array(target.utf8), frame, input.bytes])
         }
         let bodies = frames
