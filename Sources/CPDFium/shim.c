@@ -82,6 +82,14 @@ static void load(void) {
     BIND(TextGetCharAngle, "FPDFText_GetCharAngle")
     BIND(TextGetTextObject, "FPDFText_GetTextObject")
     BIND(TextHasUnicodeMapError, "FPDFText_HasUnicodeMapError")
+    BIND(DeviceToPage, "FPDF_DeviceToPage")
+    BIND(NewXObjectFromPage, "FPDF_NewXObjectFromPage")
+    BIND(CloseXObject, "FPDF_CloseXObject")
+    BIND(NewFormObjectFromXObject, "FPDF_NewFormObjectFromXObject")
+    BIND(PageObjSetMatrix, "FPDFPageObj_SetMatrix")
+    BIND(PageInsertObject, "FPDFPage_InsertObject")
+    BIND(PageGenerateContent, "FPDFPage_GenerateContent")
+    BIND(PageObjDestroy, "FPDFPageObj_Destroy")
 #undef BIND
     quire_fpdf_library_config config = {2, NULL, NULL, 0, NULL};
     api.InitLibraryWithConfig(&config);
@@ -177,6 +185,41 @@ int quire_pdfium_extract_page(const quire_pdfium_api *api, QFPDF_DOCUMENT source
     int ok = api->ImportPages(single, source, range, 0) && api->SaveAsCopy(single, &out, 0) && !out.failed;
     api->CloseDocument(single);
     if (!ok) { free(out.data); return 0; }
+    *data = out.data;
+    *size = out.size;
+    return 1;
+}
+
+int quire_pdfium_overlay(const quire_pdfium_api *api, QFPDF_DOCUMENT document, QFPDF_DOCUMENT overlay, int count,
+                         const int *overlay_pages, const int *pages, const double *matrices, unsigned long flags,
+                         unsigned char **data, size_t *size) {
+    *data = NULL;
+    *size = 0;
+    for (int i = 0; i < count; i++) {
+        QFPDF_XOBJECT xobject = api->NewXObjectFromPage(document, overlay, overlay_pages[i]);
+        if (!xobject) return 0;
+        QFPDF_PAGEOBJECT form = api->NewFormObjectFromXObject(xobject);
+        // Form objects made from it stay valid once the handle is closed (fpdf_ppo.h).
+        api->CloseXObject(xobject);
+        if (!form) return 0;
+        const double *m = matrices + 6 * i;
+        quire_fs_matrix matrix = {(float)m[0], (float)m[1], (float)m[2], (float)m[3], (float)m[4], (float)m[5]};
+        QFPDF_PAGE page = api->LoadPage(document, pages[i]);
+        if (!page || !api->PageObjSetMatrix(form, &matrix)) {
+            if (page) api->ClosePage(page);
+            api->PageObjDestroy(form);  // never inserted: ours to free
+            return 0;
+        }
+        api->PageInsertObject(page, form);
+        int generated = api->PageGenerateContent(page);
+        api->ClosePage(page);
+        if (!generated) return 0;
+    }
+    file_write_t out = {1, write_block, NULL, 0, 0, 0};
+    if (!api->SaveAsCopy(document, &out, flags) || out.failed) {
+        free(out.data);
+        return 0;
+    }
     *data = out.data;
     *size = out.size;
     return 1;

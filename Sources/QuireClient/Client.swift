@@ -317,6 +317,9 @@ public final class QuireClient: Sendable {
                     switch MajordomoCodec.decodeClientReply(configuration.dialect, frames) {
                     case .success((.partial, let body)):
                         submission.onPartial?(body)
+                        // A worker that says how far it has got is working: the attempt's timeout
+                        // counts from its last word (a long document sends one per page).
+                        slot.deadline = Instant.now() + submission.timeout
                         continue
                     case .success((.final, let body)):
                         if body.count == 1, let error = WireError(jsonFrame: body[0]) {

@@ -34,14 +34,15 @@ public enum SearchablePDF {
         }
     }
 
-    /// One page: the result page and its upright image (page.width × page.height pixels).
+    /// One page: the result page and its upright image (page.width × page.height pixels), or no image:
+    /// the text alone, to be laid over a page that has its picture already (a PDF upload's).
     public struct Page: Sendable {
         public var page: OCRResult.Page
-        public var image: Image
+        public var image: Image?
         /// Pixels per inch, for the page size in points.
         public var dpi: Double
 
-        public init(page: OCRResult.Page, image: Image, dpi: Double) {
+        public init(page: OCRResult.Page, image: Image?, dpi: Double) {
             self.page = page
             self.image = image
             self.dpi = dpi
@@ -58,16 +59,19 @@ public enum SearchablePDF {
 
         var pageObjects: [Int] = []
         for page in pages {
-            let pageObject = writer.reserve(), contents = writer.reserve(), image = writer.reserve()
+            let pageObject = writer.reserve(), contents = writer.reserve()
             pageObjects.append(pageObject)
             let scale = 72 / (page.dpi > 0 ? page.dpi : 72)
             let width = Double(page.page.width) * scale, height = Double(page.page.height) * scale
+            let image = page.image.map { _ in writer.reserve() }
             writer.object(pageObject, """
                 << /Type /Page /Parent \(pagesObject) 0 R /MediaBox [0 0 \(number(width)) \(number(height))] /Contents \(contents) 0 R \
-                /Resources << /XObject << /Im1 \(image) 0 R >> /Font << /f-0-0 \(type0) 0 R >> >> >>
+                /Resources << \(image.map { "/XObject << /Im1 \($0) 0 R >> " } ?? "")/Font << /f-0-0 \(type0) 0 R >> >> >>
                 """)
-            writer.stream(contents, "", Array(textLayer(page.page, scale: scale, width: width, height: height).utf8), compress: compress)
-            let i = page.image
+            let text = textLayer(page.page, scale: scale, width: width, height: height)
+            writer.stream(contents, "", Array(((image == nil ? "" : "q \(number(width)) 0 0 \(number(height)) 0 0 cm /Im1 Do Q\n") + text).utf8),
+                          compress: compress)
+            guard let image, let i = page.image else { continue }
             var dictionary = "/Type /XObject /Subtype /Image /Width \(i.width) /Height \(i.height) /BitsPerComponent \(i.bitsPerComponent) "
                 + "/ColorSpace \(i.components == 1 ? "/DeviceGray" : "/DeviceRGB") /Filter /\(i.filter.rawValue) /Interpolate true"
             if i.predictor {
@@ -103,7 +107,7 @@ public enum SearchablePDF {
     /// box, the font as tall as that box, stretched (`Tz`) to the word's width; a space after each
     /// word but a line's last, so that copied text has its spaces.
     static func textLayer(_ page: OCRResult.Page, scale: Double, width: Double, height: Double) -> String {
-        var out = "q \(number(width)) 0 0 \(number(height)) 0 0 cm /Im1 Do Q\nBT\n3 Tr\n"
+        var out = "BT\n3 Tr\n"
         for block in page.blocks {
             for paragraph in block.paragraphs {
                 for line in paragraph.lines {

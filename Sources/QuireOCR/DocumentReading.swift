@@ -16,9 +16,6 @@ extension Recognizer {
     static let renderDPI = 100.0...400.0
 
     func recognizePDF(_ request: OCRRequest, bytes: [UInt8]) throws(WireError) -> OCRResult {
-        if request.outputs?.contains(.pdf) == true {
-            throw WireError(.unsupportedFormat, "a searchable PDF is made from images; from a PDF upload it is not made yet (ask for the result, text, hOCR, ALTO or TSV)")
-        }
         let document: PDFDocument
         do { document = try PDFDocument(bytes) } catch { throw wire(error) }
         let pageNumbers = try request.pageNumbers(pageCount: document.pageCount, maxPages: configuration.maxPages, noun: "the PDF")

@@ -27,10 +27,11 @@ public enum DocumentService {
 
     /// - Parameters:
     ///   - maxPages: the most pages one document may have read (Azure Read's limit is 2,000).
+    ///   - fontPath: the glyphless font of searchable PDFs (``Outputs/fontPath(dataPath:)``).
     ///   - tokens: the token to present on the page jobs, fetched through the given client; nil: none.
-    public static func make(maxPages: Int = 2_000,
+    public static func make(maxPages: Int = 2_000, fontPath: String = Outputs.fontPath(dataPath: OCRConfiguration().dataPath),
                             tokens: @escaping @Sendable (QuireClient) async throws -> String? = { _ in nil }) -> WorkerService {
-        WorkerService(name: name, requiresJSONFrame: true) { DocumentHandler(maxPages: maxPages, tokens: tokens) }
+        WorkerService(name: name, requiresJSONFrame: true) { DocumentHandler(maxPages: maxPages, fontPath: fontPath, tokens: tokens) }
     }
 
     /// What one document becomes: the pages to read, each with the frames of its `ocr` job.
@@ -40,19 +41,22 @@ public enum DocumentService {
         var pageCount: Int
         var pageFrame: [UInt8]
         var files: [[UInt8]]
+        /// A searchable PDF of the whole document was asked for: the pages are read for their results,
+        /// and the text laid over the original file once they are all in.
+        var searchablePDF = false
     }
 
     static func plan(_ frame: [UInt8], document: [UInt8], maxPages: Int) throws(WireError) -> Plan {
         let request = try OCRRequest.parse(frame)
-        if request.outputs?.contains(.pdf) == true {
-            throw WireError(.unsupportedFormat, "a document's pages are read as jobs of their own, and one searchable PDF is not put together "
-                            + "from them yet: ask ocr.document for the result, text, hOCR, ALTO or TSV, or ocr for a PDF of an image")
-        }
         let digest = Sodium.sha256(frame + [0] + document)
         let key = "doc-" + digest.prefix(16).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
-        let single = DocumentPages.pageRequest(request).jsonBytes()
+        var single = DocumentPages.pageRequest(request)
+        let searchable = single.outputs?.contains(.pdf) == true
+        single.outputs = single.outputs?.filter { $0 != .pdf }
+        if single.outputs?.isEmpty == true { single.outputs = nil }
         if let split = try DocumentPages.split(document, request: request, maxPages: maxPages) {
-            return Plan(key: key, numbers: split.numbers, pageCount: split.pageCount, pageFrame: single, files: split.files)
+            return Plan(key: key, numbers: split.numbers, pageCount: split.pageCount, pageFrame: single.jsonBytes(), files: split.files,
+                        searchablePDF: searchable)
         }
         // Not a PDF (an image, a TIFF), or one PDFium cannot open: one job for the whole file, with the
         // request as it came, so that the page's worker reads it (or says why not) as `ocr` would.
@@ -61,11 +65,13 @@ public enum DocumentService {
 
     final class DocumentHandler: RequestHandler {
         let maxPages: Int
+        let fontPath: String
         let tokens: @Sendable (QuireClient) async throws -> String?
         private var client: QuireClient?
 
-        init(maxPages: Int, tokens: @escaping @Sendable (QuireClient) async throws -> String?) {
+        init(maxPages: Int, fontPath: String, tokens: @escaping @Sendable (QuireClient) async throws -> String?) {
             self.maxPages = maxPages
+            self.fontPath = fontPath
             self.tokens = tokens
         }
 
@@ -86,7 +92,17 @@ public enum DocumentService {
                 }
             }
             switch outcome {
-            case .success(let frames): return frames
+            case .success(let frames):
+                guard plan.searchablePDF, let first = frames.first, var result = try? JSONDecoder().decode(OCRResult.self, from: Data(first)) else {
+                    return frames
+                }
+                let started = Instant.now()
+                let pdf = try Outputs.pdf(result, pdf: request.body[1], fontPath: fontPath)
+                result.attachments = [.init(output: OCRRequest.Output.pdf.rawValue, frame: 2, mediaType: "application/pdf", size: pdf.count)]
+                result.metadata.timings.encodeMs += Instant.now().seconds(since: started) * 1_000
+                do { return [try result.jsonBytes(), pdf] } catch {
+                    throw WireError(.internal, "the result holds a number JSON cannot carry (\(error.value))")
+                }
             case .failure(let error as WireError): throw error
             case .failure(let error as ClientError):
                 throw error.remote ?? WireError(.serviceUnavailable, "the document's pages could not be sent through the broker: \(error)")

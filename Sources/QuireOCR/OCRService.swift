@@ -31,7 +31,10 @@ public enum OCRService {
             var attachments: [[UInt8]] = []
             if options.outputs?.contains(.pdf) == true {
                 let started = Instant.now()
-                let pdf = try Outputs.pdf(result, image: request.body[1], fontPath: Outputs.fontPath(dataPath: recognizer.configuration.dataPath))
+                let fontPath = Outputs.fontPath(dataPath: recognizer.configuration.dataPath)
+                let pdf = PDFSniff.isPDF(request.body[1])
+                    ? try Outputs.pdf(result, pdf: request.body[1], fontPath: fontPath)
+                    : try Outputs.pdf(result, image: request.body[1], fontPath: fontPath)
                 result.attachments = [.init(output: OCRRequest.Output.pdf.rawValue, frame: 2, mediaType: "application/pdf", size: pdf.count)]
                 result.metadata.timings.encodeMs += Instant.now().seconds(since: started) * 1_000
                 attachments.append(pdf)

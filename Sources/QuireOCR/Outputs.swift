@@ -2,6 +2,7 @@ import Foundation
 import QuireFormats
 import QuireWire
 import Imaging
+import QuirePDF
 import QuireRecognition
 import Tesseract
 
@@ -67,6 +68,46 @@ public enum Outputs {
             return SearchablePDF.document(pages, font: Array(font), producer: "Quire (\(result.metadata.engine))", compress: Zlib.compress)
         } catch {
             throw Recognizer.wire(error)
+        }
+    }
+
+    /// A PDF upload made searchable, as OCRmyPDF makes it: every page kept as it is (its content,
+    /// text, fonts and pictures untouched; the file is written again around them), with the words of
+    /// each page read by OCR laid over it as invisible text where the page shows them.
+    /// Pages read from their own text layer, and pages that failed, get nothing: the first have their
+    /// text already. The text layer is ``SearchablePDF``'s, each page's placed by the map from the
+    /// result's upright coordinates to the rendering the page was read from (`transform`) and from that
+    /// rendering to the page's own space (its `/Rotate` and boxes, as PDFium rendered it).
+    public static func pdf(_ result: OCRResult, pdf original: [UInt8], fontPath: String) throws(WireError) -> [UInt8] {
+        guard let font = FileManager.default.contents(atPath: fontPath) else {
+            throw WireError(.engineFailure, "the PDF font \(fontPath) is missing (it comes with Tesseract's language packs)")
+        }
+        let readFromLayer = Set(result.metadata.steps.filter { $0.step == "textLayer" && $0.applied }.compactMap(\.page))
+        do throws(PDFError) {
+            let document = try PDFDocument(original)
+            var layers: [SearchablePDF.Page] = []
+            var overlays: [PDFDocument.Overlay] = []
+            for page in result.pages where page.error == nil && !readFromLayer.contains(page.pageNumber) && !page.blocks.isEmpty {
+                guard let resolution = page.resolution, resolution > 0, (1...document.pageCount).contains(page.pageNumber) else { continue }
+                let dpi = Double(resolution)
+                let index = page.pageNumber - 1
+                let size = try document.pageSize(index)
+                let rendered = (width: PDFDocument.pixels(size.width, dpi: dpi), height: PDFDocument.pixels(size.height, dpi: dpi))
+                // The text layer's page: the upright page in points, y up; then its pixels, y down; the
+                // rendering's pixels; the page's space.
+                let toUpright = Affine(a: dpi / 72, b: 0, c: 0, d: 0, e: -dpi / 72, f: Double(page.height))
+                let t = page.transform.count == 6 ? page.transform : [1, 0, 0, 0, 1, 0]
+                let toRendering = Affine(a: t[0], b: t[1], c: t[2], d: t[3], e: t[4], f: t[5])
+                let toPage = try document.deviceToPage(index, width: rendered.width, height: rendered.height)
+                overlays.append(.init(sourcePage: layers.count, page: index, matrix: toUpright.then(toRendering).then(toPage)))
+                layers.append(SearchablePDF.Page(page: page, image: nil, dpi: dpi))
+            }
+            guard !layers.isEmpty else { return original }
+            let text = try PDFDocument(SearchablePDF.document(layers, font: Array(font), producer: "Quire (\(result.metadata.engine))",
+                                                              compress: Zlib.compress))
+            return try document.saving(overlays: overlays, from: text)
+        } catch {
+            throw WireError(.engineFailure, "the searchable PDF could not be made: \(error.message)")
         }
     }
 

@@ -268,6 +268,59 @@ public final class PDFDocument: @unchecked Sendable {
         return extracted
     }
 
+    /// The map from pixels of page `index` drawn whole at `width`×`height` (as ``render(_:dpi:maxPixels:seconds:)``
+    /// draws it: upright, its `/Rotate` applied) to the page's own space (points, y up, as its content
+    /// is drawn).
+    public func deviceToPage(_ index: Int, width: Int, height: Int) throws(PDFError) -> Affine {
+        let corners: [(Double, Double)] = try withPage(index) { page in
+            [(0, 0), (width, 0), (0, height)].map { (x: Int, y: Int) -> (Double, Double) in
+                var px = 0.0, py = 0.0
+                _ = api.pointee.DeviceToPage(page, 0, 0, Int32(width), Int32(height), 0, Int32(x), Int32(y), &px, &py)
+                return (px, py)
+            }
+        }
+        let (origin, right, down) = (corners[0], corners[1], corners[2])
+        return Affine(a: (right.0 - origin.0) / Double(width), b: (down.0 - origin.0) / Double(height), c: origin.0,
+                      d: (right.1 - origin.1) / Double(width), e: (down.1 - origin.1) / Double(height), f: origin.1)
+    }
+
+    /// One page of another document drawn over a page of this one.
+    public struct Overlay: Sendable {
+        /// The page of the other document (0-based), and the page of this one it goes over.
+        public var sourcePage: Int
+        public var page: Int
+        /// From the other page's space to this page's space.
+        public var matrix: Affine
+
+        public init(sourcePage: Int, page: Int, matrix: Affine) {
+            self.sourcePage = sourcePage
+            self.page = page
+            self.matrix = matrix
+        }
+    }
+
+    /// This document saved with pages of `source` drawn over its pages (each as a form XObject, its
+    /// fonts and resources copied in, the page's own content streams kept and one added after them),
+    /// and nothing else of it changed. `incremental`: the original bytes are kept and the changes
+    /// appended; PDFium appends every object again then, doubling the file, so the default is a
+    /// rewrite. The document itself is changed: open it for this alone.
+    public func saving(overlays: [Overlay], from source: PDFDocument, incremental: Bool = false) throws(PDFError) -> [UInt8] {
+        let saved: [UInt8]? = pdfium.run {
+            var data: UnsafeMutablePointer<UInt8>?
+            var size = 0
+            let sourcePages = overlays.map { Int32($0.sourcePage) }, pages = overlays.map { Int32($0.page) }
+            // PDF's order: x' = a x + c y + e, y' = b x + d y + f.
+            let matrices = overlays.flatMap { [$0.matrix.a, $0.matrix.d, $0.matrix.b, $0.matrix.e, $0.matrix.c, $0.matrix.f] }
+            guard quire_pdfium_overlay(api, document, source.document, Int32(overlays.count), sourcePages, pages, matrices,
+                                       UInt(incremental ? QFPDF_INCREMENTAL : QFPDF_NO_INCREMENTAL), &data, &size) != 0,
+                  let data else { return nil }
+            defer { free(data) }
+            return Array(UnsafeBufferPointer(start: data, count: size))
+        }
+        guard let saved else { throw PDFError(.pageFailed, "the text layer could not be added to the PDF") }
+        return saved
+    }
+
     /// Page `index` rendered at `dpi` pixels per inch on white, as an RGB ``Image`` of that resolution.
     /// Throws ``PDFError/Code/tooManyPixels`` when the rendering would exceed `maxPixels`, and
     /// ``PDFError/Code/pageFailed`` when drawing it takes longer than `seconds` (PDFium is asked

@@ -95,7 +95,8 @@ enum UpCommand {
         // client's token when auth is on.
         let documents = try invocation.value(WorkerCommand.documents, or: 2)
         if documents > 0 {
-            groups.append(WorkerGroup(service: DocumentService.make(tokens: ClientAuth.tokenSource(credentials)), count: documents,
+            groups.append(WorkerGroup(service: DocumentService.make(fontPath: Outputs.fontPath(dataPath: ocr.dataPath),
+                                                                    tokens: ClientAuth.tokenSource(credentials)), count: documents,
                                       configuration: workerConfiguration, threadName: "quire-document"))
         }
         let stack: Stack
@@ -221,16 +222,22 @@ enum RecognizeCommand {
         }
         let requestFrame = try frame(request)
         let pageFrame = try frame(DocumentPages.pageRequest(request))
-        // A PDF of several pages goes as one request a page, so that every worker reads some of it;
-        // a searchable PDF or an overlay wants the file whole (and is refused for a PDF).
-        var units: [(file: Int, body: [[UInt8]])] = []
+        // A PDF of several pages goes as one request a page, so that every worker reads some of it. A
+        // searchable PDF of one wants the text laid over the whole file: it goes to ocr.document, which
+        // spreads the pages as jobs and says how many are done (else, on a broker without it, whole to
+        // one worker). An overlay wants the file whole (and is refused for a PDF).
+        var units: [(file: Int, body: [[UInt8]], weight: Int)] = []
         var splits: [Int: (numbers: [Int], pageCount: Int)] = [:]
         for (index, input) in inputs.enumerated() {
-            if format != "pdf", overlay == nil, let split = DocumentPages.pages(of: input.bytes, request: request) {
-                splits[index] = (split.numbers, split.pageCount)
-                units += split.files.map { (index, [pageFrame, $0]) }
+            if overlay == nil, let split = DocumentPages.pages(of: input.bytes, request: request) {
+                if format == "pdf" {
+                    units.append((index, [requestFrame, input.bytes], split.numbers.count))
+                } else {
+                    splits[index] = (split.numbers, split.pageCount)
+                    units += split.files.map { (index, [pageFrame, $0], 1) }
+                }
             } else {
-                units.append((index, [requestFrame, input.bytes]))
+                units.append((index, [requestFrame, input.bytes], 1))
             }
         }
         let settings = configuration
@@ -238,15 +245,39 @@ enum RecognizeCommand {
         let work = units
         let documents = splits
         let unitsPerFile = Dictionary(grouping: work, by: \.file).mapValues(\.count)
-        let progress = ProgressBar(total: work.count, enabled: isatty(2) == 1)
+        let progress = ProgressBar(total: work.reduce(0) { $0 + $1.weight }, enabled: isatty(2) == 1)
         let outcome = blockingAwait { () async throws -> Int in
             try await withClient(configuration: settings) { client in
-                try await withThrowingTaskGroup(of: (Int, Result<[[UInt8]], ClientError>).self) { group in
+                var documentsServed = false
+                if work.contains(where: { $0.weight > 1 }) {
+                    documentsServed = (try? await client.availability(of: OCRServiceName.document, timeout: Preflight.patience)) == .available
+                }
+                let spreadsDocuments = documentsServed
+                return try await withThrowingTaskGroup(of: (Int, Result<[[UInt8]], ClientError>).self) { group in
                     for (index, unit) in work.enumerated() {
                         group.addTask {
                             do {
-                                let reply = try await client.request(service: "ocr", body: unit.body)
-                                return (index, .success(reply))
+                                guard unit.weight > 1, spreadsDocuments else {
+                                    let reply = try await client.request(service: OCRServiceName.page, body: unit.body)
+                                    progress.advance(by: unit.weight)
+                                    return (index, .success(reply))
+                                }
+                                // The document's pages done, as ocr.document says after each one.
+                                let told = Mutex(0)
+                                do {
+                                    let reply = try await client.request(service: OCRServiceName.document, body: unit.body) { partial in
+                                        guard let done = JobProgress(partial: partial)?.done else { return }
+                                        let step = told.withLock { before in defer { before = max(before, done) }; return max(0, done - before) }
+                                        progress.advance(by: step)
+                                    }
+                                    progress.advance(by: unit.weight - told.withLock { $0 })
+                                    return (index, .success(reply))
+                                } catch let error as ClientError where error.remote?.code == .serviceUnavailable {
+                                    // A broker without durable jobs: the whole file to one worker.
+                                    let reply = try await client.request(service: OCRServiceName.page, body: unit.body)
+                                    progress.advance(by: unit.weight - told.withLock { $0 })
+                                    return (index, .success(reply))
+                                }
                             } catch let error as ClientError {
                                 return (index, .failure(preflight.explain(error)))
                             }
@@ -260,7 +291,6 @@ enum RecognizeCommand {
                     for try await (index, result) in group {
                         let file = work[index].file
                         replies[file, default: [:]][index] = result
-                        progress.advance()
                         if replies[file]?.count == unitsPerFile[file], let parts = replies.removeValue(forKey: file) {
                             let ordered = parts.keys.sorted().map { parts[$0]! }
                             if let document = documents[file] {
@@ -361,9 +391,9 @@ final class ProgressBar: Sendable {
         self.enabled = enabled && total > 1
     }
 
-    func advance() {
-        guard enabled else { return }
-        let n = done.withLock { $0 += 1; return $0 }
+    func advance(by count: Int = 1) {
+        guard enabled, count > 0 else { return }
+        let n = done.withLock { $0 = min(total, $0 + count); return $0 }
         let width = 30
         let filled = total == 0 ? width : n * width / total
         let bar = String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled)

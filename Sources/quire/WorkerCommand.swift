@@ -61,11 +61,12 @@ enum WorkerCommand {
             service = EchoService.make(name: try invocation.value(Self.service) ?? "echo", requiresJSONFrame: try invocation.value(json, or: false),
                                        delay: try invocation.value(delay))
         case "ocr":
-            service = OCRService.make(configuration: try invocation.configured(OCRConfiguration(), OCRConfiguration.settings))
+            let ocr = try invocation.configured(OCRConfiguration(), OCRConfiguration.settings)
+            service = OCRService.make(configuration: ocr)
             ensureSingleThreadedOpenMP()
             let credentials = try ClientAuth.credentials(invocation)
-            services = [service] + Array(repeating: DocumentService.make(tokens: ClientAuth.tokenSource(credentials)),
-                                         count: try invocation.value(documents, or: 2))
+            let document = DocumentService.make(fontPath: Outputs.fontPath(dataPath: ocr.dataPath), tokens: ClientAuth.tokenSource(credentials))
+            services = [service] + Array(repeating: document, count: try invocation.value(documents, or: 2))
         case "token":
             services = try TokenWorker.services(invocation, logger: try CommonOptions.logger("quire.worker.token", invocation))
             service = services[0]

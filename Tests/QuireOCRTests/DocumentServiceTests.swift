@@ -26,14 +26,8 @@ struct DocumentServiceTests {
         #expect(plan.numbers.isEmpty && plan.files == [png] && plan.pageFrame == frame)
     }
 
-    @Test("a searchable PDF and a request that is not JSON are refused in the protocol's words")
+    @Test("a request that is not JSON is refused in the protocol's words")
     func refusals() {
-        do {
-            _ = try DocumentService.plan(Array(#"{"outputs":["pdf"]}"#.utf8), document: png, maxPages: 10)
-            Issue.record("a searchable PDF was planned")
-        } catch {
-            #expect(error.code == .unsupportedFormat)
-        }
         do {
             _ = try DocumentService.plan(Array("[]".utf8), document: png, maxPages: 10)
             Issue.record("a JSON array was taken for a request")

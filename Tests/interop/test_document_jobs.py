@@ -132,8 +132,9 @@ def test_a_60_page_pdf_is_read_by_both_workers_and_survives_one_being_killed(qui
 
 
 def test_a_document_request_answers_typed_errors_and_reads_images_too(quire_bin, zctx, tmp_path):
-    """`ocr.document` asked directly: a selection past the last page and a searchable PDF are refused in
-    the protocol's words; an image (not a PDF) is one page job, read as `ocr` reads it."""
+    """`ocr.document` asked directly: a selection past the last page is refused in the protocol's
+    words; an image (not a PDF) is one page job, read as `ocr` reads it; a searchable PDF of a document
+    is made from its page jobs, through `quire recognize` and as a durable job."""
     st = start_stack(zctx, tmp_path, [
         [quire_bin, "broker", "--bind", "{url}", "--data", str(tmp_path / "jobs"), "--stats", "off"],
         [quire_bin, "worker", "ocr", "--broker", "{url}", "--threads", "1", "--documents", "1"],
@@ -154,7 +155,6 @@ def test_a_document_request_answers_typed_errors_and_reads_images_too(quire_bin,
             return json.loads(p.stderr.decode().strip().splitlines()[-1])["error"]
 
         assert refused('{"pages":[5]}', doc)["code"] == "bad_request"
-        assert refused('{"outputs":["pdf"]}', doc)["code"] == "unsupported_format"
         lines, out = call('{"pages":[3,1]}', doc)
         result = validate_result(json.loads(lines[-1]))
         assert [page["pageNumber"] for page in result["pages"]] == [3, 1]
@@ -164,6 +164,25 @@ def test_a_document_request_answers_typed_errors_and_reads_images_too(quire_bin,
         drawings[0].image.save(png)
         lines, _ = call("{}", png)
         assert [ln["text"] for ln in page_lines(validate_result(json.loads(lines[-1]))["pages"][0])] == drawings[0].lines
+
+        def pdftotext(data):
+            path = tmp_path / "out.pdf"
+            path.write_bytes(data)
+            check = subprocess.run(["qpdf", "--check", str(path)], capture_output=True)
+            assert check.returncode == 0, check.stdout.decode()
+            return [page.split() for page in subprocess.run(["pdftotext", str(path), "-"], capture_output=True).stdout.decode().split("\f")[:3]]
+
+        expected = [" ".join(d.lines).split() for d in drawings]
+        p = run(quire_bin, "recognize", str(doc), "--format", "pdf", "--broker", st.url)
+        assert p.returncode == 0, p.stderr.decode()
+        assert pdftotext(p.stdout) == expected
+        p = run(quire_bin, "submit", str(doc), "--format", "pdf", "--broker", st.url)
+        assert p.returncode == 0, p.stderr.decode()
+        job = p.stdout.decode().strip()
+        assert status(quire_bin, st.url, job)["service"] == "ocr.document"
+        p = run(quire_bin, "result", job, "--wait", "--format", "pdf", "--broker", st.url)
+        assert p.returncode == 0, p.stderr.decode()
+        assert pdftotext(p.stdout) == expected
     finally:
         for proc in reversed(st.processes):
             proc.stop()

@@ -313,11 +313,82 @@ def test_truncated_pdfs_are_read_or_refused_never_hang(stack):
     assert_still_serves(stack)
 
 
-def test_selection_past_the_last_page_and_pdf_output_are_refused(stack):
+def test_a_selection_past_the_last_page_is_refused(stack):
     data = born_digital(report_pages())
     assert "page 3 requested; the PDF has 2" in ocr_error(stack, [request_frame({"pages": [3]}), data], "bad_request")["message"]
-    ocr_error(stack, [request_frame({"outputs": ["pdf"]}), data], "unsupported_format")
     assert_still_serves(stack)
+
+
+# ---------------------------------------------------------------------------
+# A searchable PDF of a PDF: the pages kept, the OCR text laid over them
+# ---------------------------------------------------------------------------
+
+def words_with_boxes(pdf_path):
+    """pdftotext's words per page: [(text, xMin, yMin, xMax, yMax)] in points of the displayed page."""
+    out = subprocess.run(["pdftotext", "-bbox", str(pdf_path), "-"], capture_output=True, check=True).stdout.decode()
+    pages = []
+    for page in re.findall(r"<page .*?</page>", out, re.S):
+        pages.append([(m.group(5), *map(float, m.group(1, 2, 3, 4)))
+                      for m in re.finditer(r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)</word>', page)])
+    return pages
+
+
+def test_a_searchable_pdf_keeps_each_page_and_lays_the_text_where_it_stands(quire_bin, stack, tmp_path):
+    """`--format pdf` on a PDF: scanned pages, one turned by /Rotate 90 and one by 180 (shown sideways
+    and upside down), and a born-digital page. The result passes qpdf --check; pdftotext finds each
+    scanned page's words in reading order, each where the picture shows it (within 3 points of where
+    it was drawn, on the page as displayed); the born-digital page is read from its own text and
+    gets no second layer; every page keeps its own content."""
+    sentences = ["Searchable output keeps the page", "and lays the words over it", "where the reader sees them",
+                 "on the screen in any viewer", "that finds and copies text"]
+    drawing = oi.render_lines(sentences, "serif", 36)
+    dpi = 150
+    scan = tmp_path / "scan.pdf"
+    scan.write_bytes(scanned([drawing, drawing, drawing], dpi=dpi))
+    turned = tmp_path / "turned.pdf"
+    subprocess.run(["qpdf", str(scan), "--rotate=+90:2", "--rotate=+180:3", str(turned)], check=True)
+    text = tmp_path / "text.pdf"
+    text.write_bytes(born_digital([[(72, 100, "A page with its own text")]]))
+    both = tmp_path / "both.pdf"
+    subprocess.run(["qpdf", "--empty", "--pages", str(turned), str(text), "--", str(both)], check=True)
+    p = subprocess.run([quire_bin, "recognize", str(both), "--broker", stack.url, "--format", "pdf"],
+                       capture_output=True, timeout=120, env=_env())
+    assert p.returncode == 0, p.stderr.decode()
+    out = tmp_path / "both.ocr.pdf"
+    out.write_bytes(p.stdout)
+    check = subprocess.run(["qpdf", "--check", str(out)], capture_output=True)
+    assert check.returncode == 0, check.stdout.decode() + check.stderr.decode()
+    pages = words_with_boxes(out)
+    assert len(pages) == 4
+    width, height = drawing.image.size[0] * 72 / dpi, drawing.image.size[1] * 72 / dpi
+    for number, turn in [(1, 0), (2, 90), (3, 180)]:
+        found = pages[number - 1]
+        assert [w[0] for w in found] == [w.text for w in drawing.words], "page %d: %s" % (number, found)
+        for mine, drawn in zip(found, drawing.words):
+            x0, y0, x1, y1 = (v * 72 / dpi for v in drawn.box)
+            cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+            # The drawn word's middle on the page as displayed (clockwise turns).
+            expected = {0: (cx, cy), 90: (height - cy, cx), 180: (width - cx, height - cy)}[turn]
+            middle = ((mine[1] + mine[3]) / 2, (mine[2] + mine[4]) / 2)
+            assert abs(middle[0] - expected[0]) < 3 and abs(middle[1] - expected[1]) < 3, (number, mine, expected)
+    assert [w[0] for w in pages[3]] == "A page with its own text".split(), "read from its own text, once"
+    texts = subprocess.run(["pdftotext", str(out), "-"], capture_output=True).stdout.decode().split("\f")
+    assert texts[0].split() == " ".join(sentences).split()
+    # Each page's own content is still drawn: the pictures render as before.
+    for number in (1, 4):
+        a = subprocess.run(["pdftoppm", "-r", "30", "-f", str(number), "-l", str(number), "-gray", str(both)], capture_output=True).stdout
+        b = subprocess.run(["pdftoppm", "-r", "30", "-f", str(number), "-l", str(number), "-gray", str(out)], capture_output=True).stdout
+        assert a == b and len(a) > 1000, "page %d looks as it did" % number
+    assert_still_serves(stack)
+
+
+def test_a_searchable_pdf_of_a_born_digital_document_is_the_document(stack):
+    """Pages read from their own text layer get no second one: the file comes back as it was sent."""
+    data = born_digital(report_pages())
+    frames = stack.call(b"ocr", [request_frame({"outputs": ["pdf"]}), data])
+    doc = validate_result(json.loads(frames[0]))
+    assert doc["attachments"] == [{"output": "pdf", "frame": 2, "mediaType": "application/pdf", "size": len(data)}]
+    assert frames[1] == data
 
 
 # ---------------------------------------------------------------------------

@@ -16,6 +16,7 @@ typedef struct quire_fpdf_page *QFPDF_PAGE;
 typedef struct quire_fpdf_bitmap *QFPDF_BITMAP;
 typedef struct quire_fpdf_textpage *QFPDF_TEXTPAGE;
 typedef struct quire_fpdf_pageobject *QFPDF_PAGEOBJECT;
+typedef struct quire_fpdf_xobject *QFPDF_XOBJECT;
 
 // FPDF_GetLastError's codes.
 #define QFPDF_ERR_SUCCESS 0
@@ -49,6 +50,15 @@ typedef struct {
     float right;
     float bottom;
 } quire_fs_rectf;
+
+// FS_MATRIX: x' = a x + c y + e, y' = b x + d y + f.
+typedef struct {
+    float a, b, c, d, e, f;
+} quire_fs_matrix;
+
+// FPDF_SaveAsCopy's flags.
+#define QFPDF_INCREMENTAL 1
+#define QFPDF_NO_INCREMENTAL 2
 
 typedef struct {
     int version;                  // 2
@@ -109,6 +119,16 @@ typedef struct {
     float (*TextGetCharAngle)(QFPDF_TEXTPAGE text, int index);
     QFPDF_PAGEOBJECT (*TextGetTextObject)(QFPDF_TEXTPAGE text, int index);
     int (*TextHasUnicodeMapError)(QFPDF_TEXTPAGE text, int index);
+
+    int (*DeviceToPage)(QFPDF_PAGE page, int start_x, int start_y, int size_x, int size_y, int rotate,
+                        int device_x, int device_y, double *page_x, double *page_y);
+    QFPDF_XOBJECT (*NewXObjectFromPage)(QFPDF_DOCUMENT dest, QFPDF_DOCUMENT src, int src_page_index);
+    void (*CloseXObject)(QFPDF_XOBJECT xobject);
+    QFPDF_PAGEOBJECT (*NewFormObjectFromXObject)(QFPDF_XOBJECT xobject);
+    int (*PageObjSetMatrix)(QFPDF_PAGEOBJECT object, const quire_fs_matrix *matrix);
+    void (*PageInsertObject)(QFPDF_PAGE page, QFPDF_PAGEOBJECT object);
+    int (*PageGenerateContent)(QFPDF_PAGE page);
+    void (*PageObjDestroy)(QFPDF_PAGEOBJECT object);
 } quire_pdfium_api;
 
 /// The library's function table, loaded once (QUIRE_PDFIUM names the file; else
@@ -124,6 +144,14 @@ const char *quire_pdfium_path(void);
 /// Page `index` (0-based) of `source` alone, as a PDF of its own (its resources and annotations
 /// with it), in a malloc'ed buffer the caller frees. 1 on success; 0 when PDFium could not.
 int quire_pdfium_extract_page(const quire_pdfium_api *api, QFPDF_DOCUMENT source, int index, unsigned char **data, size_t *size);
+
+/// Draws page `overlay_pages[i]` of `overlay` over page `pages[i]` of `document` for each of the
+/// `count` placements, as a form XObject with the matrix `matrices[6 i …]` (a b c d e f), then saves
+/// `document` (`flags`: QFPDF_INCREMENTAL keeps the original bytes and appends the changes) into a
+/// malloc'ed buffer the caller frees. 1 on success; 0 when PDFium could not (nothing is saved).
+int quire_pdfium_overlay(const quire_pdfium_api *api, QFPDF_DOCUMENT document, QFPDF_DOCUMENT overlay, int count,
+                         const int *overlay_pages, const int *pages, const double *matrices, unsigned long flags,
+                         unsigned char **data, size_t *size);
 
 /// Renders `page` into `bitmap` (the whole bitmap, no rotation) progressively, giving up once
 /// `seconds` have passed: PDFium pauses between page objects to ask. 0: rendered; 1: gave up (the
