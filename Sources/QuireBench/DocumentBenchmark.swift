@@ -88,11 +88,17 @@ public final class DocumentBenchmark {
 
         let rig = Rig(logger: logger, workerStopTimeout: 60_000)
         defer { rig.tearDown() }
+        // Durable jobs in a folder of their own, for ocr.document's page jobs.
+        let jobs = FileManager.default.temporaryDirectory.appendingPathComponent("quire-bench-documents-jobs-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: jobs) }
         let stack: Stack
         do {
             stack = try Stack.start(StackConfiguration(
-                broker: BrokerConfiguration(bind: "tcp://127.0.0.1:*", requestTimeout: options.requestTimeout),
-                workers: [WorkerGroup(service: OCRService.make(configuration: options.configuration), count: options.workers, threadName: "bench-ocr-worker")],
+                broker: BrokerConfiguration(bind: "tcp://127.0.0.1:*", requestTimeout: options.requestTimeout,
+                                            jobs: JobConfiguration(directory: jobs.path, lease: options.requestTimeout)),
+                workers: [WorkerGroup(service: OCRService.make(configuration: options.configuration), count: options.workers, threadName: "bench-ocr-worker"),
+                          WorkerGroup(service: DocumentService.make(fontPath: Outputs.fontPath(dataPath: options.configuration.dataPath)),
+                                      count: Self.documentsInFlight(options.workers), threadName: "bench-document")],
                 workerStopTimeout: 60_000, brokerStopTimeout: 5_000), logger: logger)
         } catch let error as StackError {
             throw BenchError("the Quire \(error)")
@@ -101,7 +107,7 @@ public final class DocumentBenchmark {
         let context = try Context()
         rig.contexts.append(context)
         let client = try QuireClient(configuration: ClientConfiguration(broker: stack.endpoint, timeout: options.requestTimeout, retries: 0,
-                                                                        maxInFlight: options.workers), context: context)
+                                                                        maxInFlight: Self.documentsInFlight(options.workers)), context: context)
         rig.clients.append(client)
 
         // Warm-up: every worker loads its engine for each language set, on a scanned page.
@@ -134,6 +140,9 @@ public final class DocumentBenchmark {
         let spreadLabel = "the scanned PDFs, each page a request of its own (as quire recognize sends them)"
         progress("documents: \(spreadLabel)")
         rows.append(try readSpread(spreadLabel, documents: documents, folder: folder, client: client))
+        let documentLabel = "the scanned PDFs as ocr.document jobs, searchable PDF included (as quire recognize --format pdf sends them)"
+        progress("documents: \(documentLabel)")
+        rows.append(try readDocuments(documentLabel, documents: documents, folder: folder, client: client))
         if let ocrmypdf = options.ocrmypdf.flatMap(Self.executable) {
             progress("documents: OCRmyPDF (\(ocrmypdf)) on the scanned PDFs, --jobs \(options.workers)")
             rows.append(runOCRmyPDF(ocrmypdf, documents: documents, folder: folder))
@@ -222,10 +231,46 @@ public final class DocumentBenchmark {
         return row
     }
 
-    /// Sends `requests` to the `ocr` service, as many in flight as there are workers, each one's reply
-    /// (its JSON frame) or error in the order sent, and the seconds it took.
-    func send(_ requests: [[[UInt8]]], label: String, documents: Int, client: QuireClient) throws -> (replies: [Result<[UInt8], WireError>], seconds: Double) {
-        let workers = options.workers
+    /// Documents sent to `ocr.document` at once: enough that the workers always have a page queued
+    /// while a document waits for its last one (a document's pages are read in parallel, documents
+    /// one after another would leave a worker idle at each one's end).
+    static func documentsInFlight(_ workers: Int) -> Int { 4 * workers }
+
+    /// The scanned PDFs sent whole to `ocr.document` with `outputs: ["pdf"]`: their pages become durable
+    /// jobs that every worker reads, and each reply carries the searchable PDF (checked to be one).
+    func readDocuments(_ label: String, documents: [Document], folder: URL, client: QuireClient) throws -> Row {
+        var bodies: [[[UInt8]]] = []
+        for document in documents {
+            guard let bytes = FileManager.default.contents(atPath: folder.appendingPathComponent(document.name + ".scanned.pdf").path) else {
+                throw BenchError("\(document.name).scanned.pdf is missing")
+            }
+            bodies.append([OCRRequest(languages: document.languages, pages: Array(1...document.ids.count), outputs: [.pdf]).jsonBytes(), Array(bytes)])
+        }
+        let (replies, seconds) = try send(bodies, label: label, documents: documents.count, client: client, service: DocumentService.name,
+                                          inFlight: Self.documentsInFlight(options.workers),
+                                          check: { frames in frames.count == 2 && frames[1].starts(with: Array("%PDF-".utf8)) })
+        var row = Row(label: label, seconds: seconds)
+        for (reply, document) in zip(replies, documents) {
+            switch reply {
+            case .success(let frame):
+                if let result = try? JSONDecoder().decode(OCRResult.self, from: Data(frame)) {
+                    row.add(result, of: document)
+                } else {
+                    row.failures.append("\(document.name).scanned.pdf: the reply is not an OCR result")
+                }
+            case .failure(let error): row.failures.append("\(document.name).scanned.pdf: \(error.code.rawValue): \(error.message)")
+            }
+        }
+        return row
+    }
+
+    /// Sends `requests` to `service` (`ocr`), as many in flight as there are workers, each one's reply
+    /// (its JSON frame) or error in the order sent, and the seconds it took. A reply that fails `check`
+    /// is an error.
+    func send(_ requests: [[[UInt8]]], label: String, documents: Int, client: QuireClient, service: String = OCRService.name,
+              inFlight: Int? = nil, check: @escaping @Sendable ([[UInt8]]) -> Bool = { _ in true })
+        throws -> (replies: [Result<[UInt8], WireError>], seconds: Double) {
+        let workers = inFlight ?? options.workers
         let replies = Locked<[Int: Result<[UInt8], WireError>]>([:])
         let start = Instant.now()
         _ = try awaitBlocking(label, timeout: Milliseconds(options.requestTimeout.value * Int64(max(1, documents)))) {
@@ -237,8 +282,10 @@ public final class DocumentBenchmark {
                             let ticket = tickets.take()
                             guard ticket < requests.count else { return }
                             do {
-                                let reply = try await client.request(service: OCRService.name, body: requests[ticket])
-                                replies.withLock { $0[ticket] = .success(reply.first ?? []) }
+                                let reply = try await client.request(service: service, body: requests[ticket])
+                                replies.withLock {
+                                    $0[ticket] = check(reply) ? .success(reply.first ?? []) : .failure(WireError(.internal, "the reply lacks what was asked for"))
+                                }
                             } catch {
                                 let failure = (error as? ClientError).map { $0.remote ?? WireError(.internal, $0.message) }
                                 replies.withLock { $0[ticket] = .failure(failure ?? WireError(.internal, String(describing: error))) }

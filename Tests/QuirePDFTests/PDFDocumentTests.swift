@@ -125,6 +125,39 @@ struct PDFDocumentTests {
         #expect(image.width == 792 && image.height == 612)
     }
 
+    @Test("a rendering's pixels map to the page's own space, its /Rotate undone", arguments: [0, 90, 180, 270])
+    func deviceToPage(rotate: Int) throws {
+        let document = try PDFDocument(TestPDF(pages: [TestPDF.Page(width: 600, height: 400, rotate: rotate)]).bytes())
+        let size = try document.pageSize(0)
+        let (width, height) = (PDFDocument.pixels(size.width, dpi: 144), PDFDocument.pixels(size.height, dpi: 144))
+        let map = try document.deviceToPage(0, width: width, height: height)
+        func page(_ x: Double, _ y: Double) -> (Double, Double) { (map.a * x + map.b * y + map.c, map.d * x + map.e * y + map.f) }
+        // The rendering's top-left corner is the page's corner that /Rotate turns to the top left.
+        let topLeft: (Double, Double) = [0: (0, 400), 90: (0, 0), 180: (600, 0), 270: (600, 400)][rotate]!
+        let corner = page(0, 0)
+        #expect(abs(corner.0 - topLeft.0) < 0.01 && abs(corner.1 - topLeft.1) < 0.01, "\(corner)")
+        // Two pixels at 144 dpi are one point, whichever way the page is turned.
+        let next = page(2, 0)
+        #expect(abs(((next.0 - corner.0) * (next.0 - corner.0) + (next.1 - corner.1) * (next.1 - corner.1)).squareRoot() - 1) < 0.001)
+    }
+
+    @Test("a page of another document is drawn over a page, which keeps what it had")
+    func overlay() throws {
+        var own = TestPDF.Page(rotate: 90)
+        own.texts = [.init(x: 72, y: 700, size: 12, string: "underneath")]
+        let document = try PDFDocument(TestPDF(pages: [own, TestPDF.Page()]).bytes())
+        var layer = TestPDF.Page(width: 100, height: 50)
+        layer.texts = [.init(x: 10, y: 10, size: 10, string: "over", mode: 3)]
+        let source = try PDFDocument(TestPDF(pages: [layer]).bytes())
+        let saved = try document.saving(overlays: [.init(sourcePage: 0, page: 0, matrix: Affine(a: 1, c: 300, e: 1, f: 200))], from: source)
+        let reopened = try PDFDocument(saved)
+        #expect(reopened.pageCount == 2)
+        #expect(try reopened.pageSize(0) == (width: 792, height: 612), "its size and turn")
+        let contents = try reopened.inspect(0, dpi: 72) { _ in false }.contents
+        #expect(contents.visibleCharacters == "underneath".count && contents.invisibleCharacters == "over".count)
+        #expect(try reopened.inspect(1, dpi: 72) { _ in false }.contents.visibleCharacters == 0, "the other page is as it was")
+    }
+
     @Test("a page too large for the pixel budget is refused before it is rendered")
     func pageBomb() throws {
         // 200 inches wide: 60,000 pixels at 300 dpi.
