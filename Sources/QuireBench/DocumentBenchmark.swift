@@ -49,6 +49,19 @@ public final class DocumentBenchmark {
         var texts: [String: String] = [:]
         var failures: [String] = []
 
+        /// A document's reply (its JSON frame), or why there is none, `file` naming it.
+        mutating func add(_ reply: Result<[UInt8], WireError>, of document: Document, file: String) {
+            switch reply {
+            case .success(let frame):
+                if let result = try? JSONDecoder().decode(OCRResult.self, from: Data(frame)) {
+                    add(result, of: document)
+                } else {
+                    failures.append("\(file): the reply is not an OCR result")
+                }
+            case .failure(let error): failures.append("\(file): \(error.code.rawValue): \(error.message)")
+            }
+        }
+
         /// A document's result: each listed page's text, its pages and its worker time.
         mutating func add(_ result: OCRResult, of document: Document) {
             for (id, page) in zip(document.ids, result.pages) { texts[id] = page.text }
@@ -181,17 +194,7 @@ public final class DocumentBenchmark {
         }
         let (replies, seconds) = try send(bodies, label: label, documents: documents.count, client: client)
         var row = Row(label: label, seconds: seconds)
-        for (reply, document) in zip(replies, documents) {
-            switch reply {
-            case .success(let frame):
-                if let result = try? JSONDecoder().decode(OCRResult.self, from: Data(frame)) {
-                    row.add(result, of: document)
-                } else {
-                    row.failures.append("\(document.name)\(suffix): the reply is not an OCR result")
-                }
-            case .failure(let error): row.failures.append("\(document.name)\(suffix): \(error.code.rawValue): \(error.message)")
-            }
-        }
+        for (reply, document) in zip(replies, documents) { row.add(reply, of: document, file: document.name + suffix) }
         return row
     }
 
@@ -250,17 +253,7 @@ public final class DocumentBenchmark {
                                           inFlight: Self.documentsInFlight(options.workers),
                                           check: { frames in frames.count == 2 && frames[1].starts(with: Array("%PDF-".utf8)) })
         var row = Row(label: label, seconds: seconds)
-        for (reply, document) in zip(replies, documents) {
-            switch reply {
-            case .success(let frame):
-                if let result = try? JSONDecoder().decode(OCRResult.self, from: Data(frame)) {
-                    row.add(result, of: document)
-                } else {
-                    row.failures.append("\(document.name).scanned.pdf: the reply is not an OCR result")
-                }
-            case .failure(let error): row.failures.append("\(document.name).scanned.pdf: \(error.code.rawValue): \(error.message)")
-            }
-        }
+        for (reply, document) in zip(replies, documents) { row.add(reply, of: document, file: document.name + ".scanned.pdf") }
         return row
     }
 
