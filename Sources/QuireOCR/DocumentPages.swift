@@ -1,33 +1,72 @@
 import Foundation
+import Imaging
 import QuirePDF
 import QuireWire
 
-/// A PDF read by every worker at once: its selected pages sent as PDFs of their own, one `ocr` request
-/// each, and the pages' results put back together in page order as one result, as a worker would have
-/// answered the whole file. `quire recognize` and `quire bench documents` send documents so, with the
+/// A document (a PDF, a multi-page TIFF) read by every worker at once: its selected pages sent as files
+/// of their own (a PDF's as one-page PDFs, a TIFF's as PNGs at the page's resolution), one `ocr`
+/// request each, and the pages' results put back together in page order as one result, as a worker
+/// would have answered the whole file. `quire recognize` and `quire bench documents` send documents so, with the
 /// pages as plain requests; the `ocr.document` service (``DocumentService``) sends them as durable jobs.
 public enum DocumentPages {
-    /// The selected pages of a PDF and each one as a PDF of its own; nil to send the file whole: not a
-    /// PDF, one page or none selected, no PDF library in this process, or a file PDFium cannot open
-    /// (the worker then says why, in the protocol's words).
-    public static func pages(of bytes: [UInt8], request: OCRRequest) -> (numbers: [Int], pageCount: Int, files: [[UInt8]])? {
+    /// A document's selected pages, each a file of its own.
+    public struct Split: Sendable {
+        /// The pages' numbers in the whole file, in the order asked.
+        public var numbers: [Int]
+        public var pageCount: Int
+        public var files: [[UInt8]]
+        /// The whole file's format (`pdf`, `tiff`), for the merged result's `metadata.format`.
+        public var format: String
+    }
+
+    /// The selected pages of a PDF or TIFF, each a file of its own; nil to send the file whole: neither,
+    /// one page or none selected, no PDF library in this process, a file that cannot be opened or a page
+    /// that cannot be taken out (the worker then says why, in the protocol's words).
+    public static func pages(of bytes: [UInt8], request: OCRRequest) -> Split? {
         guard let split = try? split(bytes, request: request, maxPages: .max), split.numbers.count > 1 else { return nil }
         return split
     }
 
+    /// How many pages of a PDF or TIFF the request selects, without taking them out; nil for any other
+    /// file, or one that cannot be opened.
+    public static func selectedPages(of bytes: [UInt8], request: OCRRequest) -> Int? {
+        let count: Int
+        if PDFSniff.isPDF(bytes) {
+            guard PDFDocument.isAvailable, let document = try? PDFDocument(bytes) else { return nil }
+            count = document.pageCount
+        } else {
+            guard let header = try? Image.header(bytes), header.format == .tiff else { return nil }
+            count = header.pages
+        }
+        return (try? request.pageNumbers(pageCount: count, maxPages: .max, noun: "the file"))?.count
+    }
+
     /// As ``pages(of:request:)``, for one page too, and with the selection's problems thrown in the
     /// protocol's words (`too_many_pages` past `maxPages`, `bad_request` for a page the file lacks)
-    /// rather than left to the worker that reads the whole file.
-    public static func split(_ bytes: [UInt8], request: OCRRequest, maxPages: Int) throws(WireError)
-        -> (numbers: [Int], pageCount: Int, files: [[UInt8]])? {
-        guard PDFSniff.isPDF(bytes), PDFDocument.isAvailable, let document = try? PDFDocument(bytes) else { return nil }
-        let numbers = try request.pageNumbers(pageCount: document.pageCount, maxPages: maxPages, noun: "the PDF")
+    /// rather than left to the worker that reads the whole file. A TIFF page over `maxPixels` is not
+    /// decoded here (the file goes whole, and its worker refuses it in its words).
+    public static func split(_ bytes: [UInt8], request: OCRRequest, maxPages: Int, maxPixels: Int = OCRConfiguration().maxPixels)
+        throws(WireError) -> Split? {
+        if PDFSniff.isPDF(bytes) {
+            guard PDFDocument.isAvailable, let document = try? PDFDocument(bytes) else { return nil }
+            let numbers = try request.pageNumbers(pageCount: document.pageCount, maxPages: maxPages, noun: "the PDF")
+            var files: [[UInt8]] = []
+            for number in numbers {
+                guard let file = try? document.extractPage(number - 1) else { return nil }
+                files.append(file)
+            }
+            return Split(numbers: numbers, pageCount: document.pageCount, files: files, format: "pdf")
+        }
+        guard let header = try? Image.header(bytes), header.format == .tiff, header.pages > 1 else { return nil }
+        let numbers = try request.pageNumbers(pageCount: header.pages, maxPages: maxPages, noun: "the TIFF")
         var files: [[UInt8]] = []
         for number in numbers {
-            guard let file = try? document.extractPage(number - 1) else { return nil }
-            files.append(file)
+            // Lossless, at the page's own resolution (PNG keeps it): the worker reads what it would have.
+            guard let size = try? Image.tiffPageSize(bytes, page: number - 1), size.width * size.height <= maxPixels,
+                  let page = try? Image.decode(bytes, format: .tiff, page: number - 1), let png = try? page.png() else { return nil }
+            files.append(png)
         }
-        return (numbers, document.pageCount, files)
+        return Split(numbers: numbers, pageCount: header.pages, files: files, format: "tiff")
     }
 
     /// The request for one page sent alone: every option but the page selection.
@@ -41,7 +80,7 @@ public enum DocumentPages {
     /// The pages' replies (each the JSON result of a one-page PDF, or the error its request got) as one
     /// result: pages numbered as in the whole file, a page whose request failed as a page with its
     /// `error`, steps, timings and text joined; nil when no page was read.
-    public static func merge(_ replies: [Result<[UInt8], WireError>], numbers: [Int], pageCount: Int) -> OCRResult? {
+    public static func merge(_ replies: [Result<[UInt8], WireError>], numbers: [Int], pageCount: Int, format: String? = nil) -> OCRResult? {
         var merged: OCRResult?
         var pages: [OCRResult.Page] = []
         var steps: [OCRResult.Step] = []
@@ -74,6 +113,7 @@ public enum DocumentPages {
         result.pages = pages
         result.text = pages.map(\.text).joined(separator: "\u{0C}")
         result.metadata.pageCount = pageCount
+        if let format { result.metadata.format = format }
         result.metadata.steps = steps
         result.metadata.timings = timings
         // Tesseract when any page needed OCR, as the worker names it for a whole file.

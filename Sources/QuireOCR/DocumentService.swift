@@ -8,7 +8,8 @@ import QuireWorker
 /// `ocr.document`: a document read by every OCR worker at once, durably. Frames as `ocr`'s (the JSON
 /// request, the file); the reply is the whole document's result, as one `ocr` worker would give it.
 ///
-/// The worker that takes a document splits it into one-page PDFs (``DocumentPages``) and submits each
+/// The worker that takes a document splits it into pages (``DocumentPages``: one-page PDFs, a TIFF's
+/// pages as PNGs) and submits each
 /// page as a durable `ocr` job (`titanic.request`) with the idempotency key `doc-<digest>/<page>`, the
 /// digest taken over the request and the file. It then waits for the pages in order, says after each
 /// how many are done (a PARTIAL `{"progress":{"done":N,"total":M}}`, which the broker shows in
@@ -41,6 +42,8 @@ public enum DocumentService {
         var pageCount: Int
         var pageFrame: [UInt8]
         var files: [[UInt8]]
+        /// The whole file's format, for the merged result.
+        var format: String? = nil
         /// A searchable PDF of the whole document was asked for: the pages are read for their results,
         /// and the text laid over the original file once they are all in.
         var searchablePDF = false
@@ -56,9 +59,9 @@ public enum DocumentService {
         if single.outputs?.isEmpty == true { single.outputs = nil }
         if let split = try DocumentPages.split(document, request: request, maxPages: maxPages) {
             return Plan(key: key, numbers: split.numbers, pageCount: split.pageCount, pageFrame: single.jsonBytes(), files: split.files,
-                        searchablePDF: searchable)
+                        format: split.format, searchablePDF: searchable)
         }
-        // Not a PDF (an image, a TIFF), or one PDFium cannot open: one job for the whole file, with the
+        // Not a document (an image, a one-page TIFF), or one that cannot be opened: one job for the whole file, with the
         // request as it came, so that the page's worker reads it (or says why not) as `ocr` would.
         return Plan(key: key, numbers: [], pageCount: 0, pageFrame: frame, files: [document])
     }
@@ -97,7 +100,9 @@ public enum DocumentService {
                     return frames
                 }
                 let started = Instant.now()
-                let pdf = try Outputs.pdf(result, pdf: request.body[1], fontPath: fontPath)
+                let pdf = PDFSniff.isPDF(request.body[1])
+                    ? try Outputs.pdf(result, pdf: request.body[1], fontPath: fontPath)
+                    : try Outputs.pdf(result, image: request.body[1], fontPath: fontPath)
                 result.attachments = [.init(output: OCRRequest.Output.pdf.rawValue, frame: 2, mediaType: "application/pdf", size: pdf.count)]
                 result.metadata.timings.encodeMs += Instant.now().seconds(since: started) * 1_000
                 do { return [try result.jsonBytes(), pdf] } catch {
@@ -162,7 +167,7 @@ public enum DocumentService {
             if case .failure(let error) = replies[0] { throw error }
             return whole ?? []
         }
-        guard let merged = DocumentPages.merge(replies, numbers: plan.numbers, pageCount: plan.pageCount) else {
+        guard let merged = DocumentPages.merge(replies, numbers: plan.numbers, pageCount: plan.pageCount, format: plan.format) else {
             if case .failure(let error)? = replies.first { throw error }
             throw WireError(.internal, "no page of the document was read")
         }

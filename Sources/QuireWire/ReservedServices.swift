@@ -59,6 +59,10 @@ public enum OCRServiceName {
     /// A document whose pages become `ocr` jobs of their own, read by every worker at once.
     public static let document = "ocr.document"
 
-    /// The service for a file sent as a durable job: a PDF's pages are spread, anything else is one job.
-    public static func forJob(_ bytes: [UInt8]) -> String { PDFSniff.isPDF(bytes) ? document : page }
+    /// The service for a file sent as a durable job: a PDF's or TIFF's pages are spread (a one-page TIFF
+    /// becomes one page job), anything else is one job.
+    public static func forJob(_ bytes: [UInt8]) -> String {
+        let tiff = bytes.starts(with: [0x49, 0x49, 0x2A, 0x00]) || bytes.starts(with: [0x4D, 0x4D, 0x00, 0x2A])
+        return PDFSniff.isPDF(bytes) || tiff ? document : page
+    }
 }

@@ -27,9 +27,9 @@ enum JobCommands {
         usage: "quire submit FILE… [options]",
         discussion: """
             Stores one durable OCR job per image with the broker and prints one job id per line, in input
-            order, as soon as each job is on the broker's disk. A PDF is an ocr.document job (unless
-            --service is given): its pages become 'ocr' jobs of their own, read by every OCR worker at once,
-            and 'quire status ID' shows how many pages are done. The capture side can then go away; anyone
+            order, as soon as each job is on the broker's disk. A PDF or TIFF is an ocr.document job
+            (unless --service is given): its pages become 'ocr' jobs of their own, read by every OCR worker
+            at once, and 'quire status ID' shows how many pages are done. The capture side can then go away; anyone
             with the id reads the result later with 'quire result ID'. '-' reads standard input.
             """,
         groups: [
@@ -114,7 +114,7 @@ enum JobCommands {
             perFile.idempotencyKey = inputs.count == 1 ? key : "\(key)/\(index + 1)"
             var frame = requestFrame(request, job: perFile)
             if let token = preflight.token { frame = ClientAuth.insert(token, into: frame) }
-            // A PDF goes to ocr.document unless told otherwise: its pages become jobs of their own, read
+            // A PDF or TIFF goes to ocr.document unless told otherwise: its pages become jobs of their own, read
             // by every OCR worker at once, and the document's status shows how many are done.
             let target = invocation.isGiven(flag: "service") ? service : OCRServiceName.forJob(input.bytes)
             frames.append([Array(target.utf8), frame, input.bytes])

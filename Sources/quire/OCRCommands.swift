@@ -227,15 +227,13 @@ enum RecognizeCommand {
         // spreads the pages as jobs and says how many are done (else, on a broker without it, whole to
         // one worker). An overlay wants the file whole (and is refused for a PDF).
         var units: [(file: Int, body: [[UInt8]], weight: Int)] = []
-        var splits: [Int: (numbers: [Int], pageCount: Int)] = [:]
+        var splits: [Int: DocumentPages.Split] = [:]
         for (index, input) in inputs.enumerated() {
-            if overlay == nil, let split = DocumentPages.pages(of: input.bytes, request: request) {
-                if format == "pdf" {
-                    units.append((index, [requestFrame, input.bytes], split.numbers.count))
-                } else {
-                    splits[index] = (split.numbers, split.pageCount)
-                    units += split.files.map { (index, [pageFrame, $0], 1) }
-                }
+            if overlay == nil, format == "pdf", let pages = DocumentPages.selectedPages(of: input.bytes, request: request), pages > 1 {
+                units.append((index, [requestFrame, input.bytes], pages))
+            } else if overlay == nil, format != "pdf", let split = DocumentPages.pages(of: input.bytes, request: request) {
+                splits[index] = split
+                units += split.files.map { (index, [pageFrame, $0], 1) }
             } else {
                 units.append((index, [requestFrame, input.bytes], 1))
             }
@@ -298,7 +296,7 @@ enum RecognizeCommand {
                                     reply.map { $0.first ?? [] }.mapError { $0.remote ?? WireError(.internal, $0.message) }
                                 }
                                 // Every page failed: the file's failure is its first page's, as the client saw it.
-                                if let merged = DocumentPages.merge(pages, numbers: document.numbers, pageCount: document.pageCount),
+                                if let merged = DocumentPages.merge(pages, numbers: document.numbers, pageCount: document.pageCount, format: document.format),
                                    let bytes = try? merged.jsonBytes() {
                                     results[file] = .success([bytes])
                                 } else {

@@ -183,6 +183,23 @@ def test_a_document_request_answers_typed_errors_and_reads_images_too(quire_bin,
         p = run(quire_bin, "result", job, "--wait", "--format", "pdf", "--broker", st.url)
         assert p.returncode == 0, p.stderr.decode()
         assert pdftotext(p.stdout) == expected
+
+        # A multi-page TIFF: its pages as PNG page jobs, the result the TIFF's, its searchable PDF too.
+        tiff = tmp_path / "three.tiff"
+        drawings[0].image.convert("L").save(tiff, save_all=True, append_images=[d.image.convert("L") for d in drawings[1:]],
+                                           compression="tiff_lzw", dpi=(150, 150))
+        p = run(quire_bin, "submit", str(tiff), "--broker", st.url)
+        assert p.returncode == 0, p.stderr.decode()
+        job = p.stdout.decode().strip()
+        assert status(quire_bin, st.url, job)["service"] == "ocr.document"
+        p = run(quire_bin, "result", job, "--wait", "--broker", st.url)
+        assert p.returncode == 0, p.stderr.decode()
+        result = validate_result(json.loads(p.stdout))
+        assert result["metadata"]["format"] == "tiff" and result["metadata"]["pageCount"] == 3
+        assert [[ln["text"] for ln in page_lines(page)] for page in result["pages"]] == [d.lines for d in drawings]
+        p = run(quire_bin, "recognize", str(tiff), "--format", "pdf", "--broker", st.url)
+        assert p.returncode == 0, p.stderr.decode()
+        assert pdftotext(p.stdout) == expected
     finally:
         for proc in reversed(st.processes):
             proc.stop()
