@@ -172,11 +172,17 @@ enum JobCommands {
         // A held ask lasts up to 20 s: the client must wait longer than that for the answer.
         configuration.timeout = Milliseconds(max(configuration.timeout.value, 30_000))
         guard let preflight = try Preflight.run(invocation, configuration: configuration, service: nil) else { return 1 }
-        let envelope = envelopeFrame(token: preflight.token, waitMs: wait ? 20_000 : nil)
+        // On a terminal, a job that reports progress (a document's pages) draws a bar: the broker is
+        // asked every 2 s instead of holding the ask 20 s, and the job's status between asks.
+        let showsProgress = wait && isatty(2) == 1
+        let envelope = envelopeFrame(token: preflight.token, waitMs: wait ? (showsProgress ? 2_000 : 20_000) : nil)
+        let statusEnvelope = envelopeFrame(token: preflight.token, waitMs: nil)
         let settings = configuration
         let outcome = blockingAwait { () async throws -> Result<[[UInt8]], TitanicFailure>? in
             try await withClient(configuration: settings) { client in
                 let start = Date()
+                var bar: ProgressBar?
+                defer { bar?.finish() }
                 while true {
                     var body = [Array(id.utf8)]
                     if let envelope { body.append(envelope) }
@@ -184,6 +190,11 @@ enum JobCommands {
                     case .failure(let failure) where failure.status == .pending:
                         guard wait else { return nil }
                         if let waitLimit, Date().timeIntervalSince(start) >= Double(waitLimit) { return nil }
+                        if showsProgress, case .success(let frames) = try await titanic(client, Titanic.status, [Array(id.utf8)] + (statusEnvelope.map { [$0] } ?? [])),
+                           let first = frames.first, let progress = (try? JSONDecoder().decode(JobStatus.self, from: Data(first)))?.progress {
+                            bar = bar ?? ProgressBar(total: progress.total, enabled: true)
+                            bar?.show(progress.done)
+                        }
                     case let other:
                         return other
                     }

@@ -398,6 +398,12 @@ final class ProgressBar: Sendable {
         FileHandle.standardError.write(Data("\r\(bar) \(n)/\(total)".utf8))
     }
 
+    /// Shows `done` of the total, as a job's progress says it.
+    func show(_ reached: Int) {
+        guard enabled else { return }
+        advance(by: done.withLock { max(0, min(total, reached) - $0) })
+    }
+
     func clear() {
         guard enabled else { return }
         FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
