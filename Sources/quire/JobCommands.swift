@@ -52,7 +52,8 @@ enum JobCommands {
             pdf the searchable PDF (asked for at submission), or with --format cloud-vision, azure-read,
             azure-read-v2 or image-analysis the result in that service's shape. Without --wait, a job that
             has not finished yet exits with status 3. Each ask waits at least 30 s
-            (--timeout-ms is raised to that): a held ask lasts 20 s.
+            (--timeout-ms is raised to that): a held ask lasts 20 s. On a terminal, --wait draws a bar of
+            a document's pages done.
 
             Exit status: 0 result printed; 1 the job failed, died, expired, was cancelled or is unknown
             (the reason on standard error); 2 usage error; 3 not finished yet.
