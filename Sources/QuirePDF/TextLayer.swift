@@ -84,7 +84,7 @@ extension PDFDocument {
                 if api.pointee.TextIsGenerated(text, i) == 1 { turns = characters.last?.quarterTurns ?? turns }
                 characters.append(LayerCharacter(scalar: scalar, box: box, size: size.isFinite ? size : 0, quarterTurns: turns))
             }
-            return characters
+            return TextLayer.composed(characters)
         }
     }
 
@@ -130,6 +130,52 @@ public enum TextLayer {
         }
         let text = blocks.map { $0.text + "\n" }.joined(separator: "\n")
         return RecognizedPage(width: width, height: height, blocks: blocks, text: text)
+    }
+
+    /// Accents drawn as characters of their own over a letter (`e` then `ˆ`, as some generators set
+    /// `ê`) put onto it: the letter becomes the precomposed one (`ê`, Unicode's canonical composition),
+    /// so that the word is found and copied as it reads. An accent is put on the letter before it (or
+    /// else after it) whose extent along the line it overlaps by half its own; an accent that overlaps
+    /// none (`rock´n´roll`'s) stays as it is, and so does one with no precomposed letter.
+    public static func composed(_ characters: [LayerCharacter]) -> [LayerCharacter] {
+        func combining(_ scalar: Unicode.Scalar) -> Unicode.Scalar? {
+            if (0x300...0x36F).contains(scalar.value) { return scalar }
+            let spacing: [UInt32: UInt32] = [
+                0x60: 0x300, 0xB4: 0x301, 0x2C6: 0x302, 0x5E: 0x302, 0x2DC: 0x303, 0xAF: 0x304, 0x2D8: 0x306, 0x2D9: 0x307,
+                0xA8: 0x308, 0x2DA: 0x30A, 0x2DD: 0x30B, 0x2C7: 0x30C, 0xB8: 0x327, 0x2DB: 0x328,
+            ]
+            return spacing[scalar.value].flatMap(Unicode.Scalar.init)
+        }
+        func overlaps(_ accent: LayerCharacter, _ base: LayerCharacter) -> Bool {
+            guard !base.isBreak, !base.isSpace, combining(base.scalar) == nil, base.quarterTurns == accent.quarterTurns else { return false }
+            let across = accent.quarterTurns % 2 == 0
+            let (a0, a1) = across ? (accent.box.x, accent.box.x + accent.box.width) : (accent.box.y, accent.box.y + accent.box.height)
+            let (b0, b1) = across ? (base.box.x, base.box.x + base.box.width) : (base.box.y, base.box.y + base.box.height)
+            return a1 > a0 && 2 * (min(a1, b1) - max(a0, b0)) >= a1 - a0
+        }
+        var out: [LayerCharacter] = []
+        out.reserveCapacity(characters.count)
+        var index = 0
+        while index < characters.count {
+            let character = characters[index]
+            if let mark = combining(character.scalar) {
+                let before = out.last.flatMap { overlaps(character, $0) ? $0 : nil }
+                let after = before == nil && index + 1 < characters.count && overlaps(character, characters[index + 1]) ? characters[index + 1] : nil
+                if let base = before ?? after {
+                    let pair = String(String.UnicodeScalarView([base.scalar, mark])).precomposedStringWithCanonicalMapping.unicodeScalars
+                    if pair.count == 1, let letter = pair.first {
+                        var composed = base
+                        composed.scalar = letter
+                        if before != nil { out[out.count - 1] = composed } else { out.append(composed); index += 1 }
+                        index += 1
+                        continue
+                    }
+                }
+            }
+            out.append(character)
+            index += 1
+        }
+        return out
     }
 
     /// Characters that run left to right laid out as blocks in reading order.

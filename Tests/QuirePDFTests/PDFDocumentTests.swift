@@ -261,3 +261,31 @@ struct PDFDocumentTests {
         #expect(try repaired.textLayer(1, dpi: 72, language: nil, symbols: false).text == "still here\n")
     }
 }
+
+/// Accents a generator drew as characters of their own, put onto their letters.
+@Suite("Accents drawn apart")
+struct ComposedAccentsTests {
+    static func characters(_ parts: [(Character, Int, Int)]) -> [LayerCharacter] {
+        parts.map { LayerCharacter(scalar: $0.0.unicodeScalars.first!, box: PixelBox(x: $0.1, y: 10, width: $0.2, height: 12), size: 12) }
+    }
+
+    static func text(_ characters: [LayerCharacter]) -> String { String(String.UnicodeScalarView(characters.map(\.scalar))) }
+
+    @Test("a letter and the accent over it become the accented letter, whichever is drawn first")
+    func composed() {
+        // "Agência" as e + ˆ over it; "Aviação" with ¸ under c and ˜ over a, one of them drawn before its letter.
+        let agencia = Self.characters([("A", 0, 8), ("g", 8, 6), ("e", 14, 6), ("ˆ", 15, 4), ("n", 20, 6), ("c", 26, 6), ("i", 32, 3), ("a", 35, 6)])
+        #expect(Self.text(TextLayer.composed(agencia)) == "Agência")
+        let aviacao = Self.characters([("A", 0, 8), ("v", 8, 6), ("i", 14, 3), ("a", 17, 6), ("¸", 24, 4), ("c", 23, 6), ("˜", 30, 4), ("a", 29, 6),
+                                       ("o", 35, 6)])
+        #expect(Self.text(TextLayer.composed(aviacao)) == "Aviação")
+    }
+
+    @Test("an accent beside a letter, or with no precomposed letter, stays as it is")
+    func untouched() {
+        let apart = Self.characters([("r", 0, 5), ("o", 5, 6), ("c", 11, 6), ("k", 17, 6), ("´", 24, 3), ("n", 28, 6)])
+        #expect(Self.text(TextLayer.composed(apart)) == "rock´n")
+        let none = Self.characters([("q", 0, 6), ("ˇ", 1, 4)])
+        #expect(Self.text(TextLayer.composed(none)) == "qˇ")
+    }
+}
