@@ -19,6 +19,7 @@ import pytest
 import zmq
 
 import ocr_images as oi
+import test_pdf_input as tp
 from conftest import free_port
 from test_ocr import _env, page_lines, quire_bin, start_stack, validate_result, zctx  # noqa: F401
 from test_pdf_input import scanned
@@ -203,3 +204,52 @@ def test_a_document_request_answers_typed_errors_and_reads_images_too(quire_bin,
     finally:
         for proc in reversed(st.processes):
             proc.stop()
+
+
+@pytest.fixture(scope="module")
+def document_stack(quire_bin, zctx, tmp_path_factory):
+    log_dir = tmp_path_factory.mktemp("document-stack")
+    st = start_stack(zctx, log_dir, [
+        [quire_bin, "broker", "--bind", "{url}", "--data", str(log_dir / "jobs"), "--stats", "off"],
+        [quire_bin, "worker", "ocr", "--broker", "{url}", "--threads", "1", "--documents", "1"],
+    ])
+    yield st
+    for proc in reversed(st.processes):
+        proc.stop()
+
+
+def document_reply(stack, options, data, timeout=60):
+    started = time.monotonic()
+    body = stack.call(b"ocr.document", [json.dumps(options).encode(), data], timeout=timeout)
+    return json.loads(body[0]), time.monotonic() - started
+
+
+HOSTILE = [
+    ("no body after the header", lambda t: b"%PDF-1.7\n", {}, "corrupt_image"),
+    ("garbage after the header", lambda t: b"%PDF-1.4\n" + bytes(range(256)) * 40, {}, "corrupt_image"),
+    ("needs a password", lambda t: tp.encrypted(t, "user-secret"), {}, "password_protected"),
+    ("no pages", lambda t: tp.zero_pages(), {}, "corrupt_image"),
+    ("one page too large to render", lambda t: tp.huge_page(), {"textLayer": "ignore"}, "too_many_pixels"),
+    ("a TIFF that is not one", lambda t: b"II*\x00" + b"\xff" * 64, {}, "corrupt_image"),
+]
+
+
+@pytest.mark.parametrize("name, make, options, code", HOSTILE, ids=[h[0] for h in HOSTILE])
+def test_hostile_documents_get_the_typed_error_ocr_gives(document_stack, tmp_path, name, make, options, code):
+    """What `ocr.document` cannot split goes whole to one page job, whose worker says why in the
+    protocol's words: the same error as `ocr`'s, in bounded time, and the service keeps serving."""
+    doc, seconds = document_reply(document_stack, options, make(tmp_path))
+    assert seconds < 15, name
+    assert doc.get("error", {}).get("code") == code, doc
+    good, _ = document_reply(document_stack, {}, tp.scanned([oi.render_lines(["Still serving"], "sans", 40)] * 2))
+    assert [page["text"].split() for page in good["pages"]] == [["Still", "serving"]] * 2
+
+
+@pytest.mark.parametrize("make", [tp.form_drawing_itself, tp.image_claiming_billions_of_pixels, tp.page_tree_loop, tp.content_bomb])
+def test_pathological_documents_end_in_bounded_time(document_stack, make):
+    doc, seconds = document_reply(document_stack, {}, make())
+    assert seconds < 20, make.__name__
+    if "error" in doc:
+        assert doc["error"]["code"] in ("corrupt_image", "too_many_pixels"), doc
+    else:
+        assert all(not p["text"].strip() for p in validate_result(doc)["pages"]), doc
