@@ -36,7 +36,7 @@ public struct AccessClaims: Sendable, Equatable {
     /// - A reader token may call only `titanic.reply` and `titanic.status`, for its own `job`.
     /// - `titanic.request` needs the scope of the service it targets (`targetService`).
     /// - The other `titanic.*` services need no scope: the broker checks that the job's owner is ``subject``.
-    /// - Any other service `S` needs scope `S`.
+    /// - Any other service `S` needs scope `S`, or the scope of a service it belongs to (``covers(_:)``).
     public func authorize(service: String, targetService: String? = nil, job: String? = nil) -> TokenError? {
         if isReader {
             guard service == Titanic.reply || service == Titanic.status else { return .missingScope(service) }
@@ -45,10 +45,22 @@ public struct AccessClaims: Sendable, Equatable {
         }
         if service == Titanic.request {
             guard let target = targetService else { return .missingScope(service) }
-            return scopes.contains(target) ? nil : .missingScope(target)
+            return covers(target) ? nil : .missingScope(target)
         }
         if ServiceClass(service) == .jobs { return nil }
-        return scopes.contains(service) ? nil : .missingScope(service)
+        return covers(service) ? nil : .missingScope(service)
+    }
+
+    /// Whether the scopes allow `service`: its own name, or a name it extends after a dot (`ocr`
+    /// covers `ocr.document`, the same reading by other means), never the other way round.
+    public func covers(_ service: String) -> Bool {
+        if scopes.contains(service) { return true }
+        var name = Substring(service)
+        while let dot = name.lastIndex(of: ".") {
+            name = name[..<dot]
+            if scopes.contains(String(name)) { return true }
+        }
+        return false
     }
 }
 

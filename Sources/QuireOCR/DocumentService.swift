@@ -137,8 +137,18 @@ public enum DocumentService {
         var ids: [String] = []
         for (index, file) in plan.files.enumerated() {
             let page = plan.numbers.isEmpty ? 1 : plan.numbers[index]
-            let jobFrame = try withJob(plan.pageFrame, key: "\(plan.key)/\(page)", token: try await token())
-            let reply = try await titanic(client, Titanic.request, [Array(OCRService.name.utf8), jobFrame, file])
+            let presented = try await token()
+            let jobFrame = try withJob(plan.pageFrame, key: "\(plan.key)/\(page)", token: presented)
+            let reply: [[UInt8]]
+            do {
+                reply = try await titanic(client, Titanic.request, [Array(OCRService.name.utf8), jobFrame, file])
+            } catch let error as WireError where [.unauthenticated, .forbidden, .tokenExpired].contains(error.code) {
+                // The client's own token was fine: it is this worker that may not submit jobs.
+                throw WireError(.serviceUnavailable, "the ocr.document worker may not submit the document's pages as jobs (\(error.code.rawValue): "
+                                + "\(error.message)); " + (presented == nil
+                                    ? "give it client credentials for the ocr scope (--credentials FILE, or QUIRE_CLIENT_ID and QUIRE_CLIENT_SECRET)"
+                                    : "its client needs the ocr scope"), service: DocumentService.name)
+            }
             guard let id = reply.first.map({ String(decoding: $0, as: UTF8.self) }), Titanic.isJobID(id) else {
                 throw WireError(.internal, "titanic.request answered 200 without a job id")
             }

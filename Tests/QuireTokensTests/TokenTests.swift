@@ -162,6 +162,13 @@ struct JWTTests {
         #expect(claims.authorize(service: "titanic.request", targetService: "ocr") == nil)
         #expect(claims.authorize(service: "titanic.request", targetService: "echo") == .missingScope("echo"))
         #expect(claims.authorize(service: "titanic.reply", job: "J1") == nil)
+        // A scope covers the services that extend its name after a dot, never the other way round.
+        #expect(claims.authorize(service: "ocr.document") == nil)
+        #expect(claims.authorize(service: "titanic.request", targetService: "ocr.document") == nil)
+        #expect(claims.authorize(service: "ocrx") == .missingScope("ocrx"))
+        let narrow = AccessClaims(subject: "qc_a", scopes: ["ocr.document"], job: nil, expiresAt: 0, tokenID: "j", keyID: "k")
+        #expect(narrow.authorize(service: "ocr") == .missingScope("ocr"))
+        #expect(narrow.authorize(service: "ocr.document") == nil)
         let reader = AccessClaims(subject: "qc_a", scopes: [AccessClaims.readerScope], job: "J1", expiresAt: 0, tokenID: "j", keyID: "k")
         #expect(reader.authorize(service: "titanic.reply", job: "J1") == nil)
         #expect(reader.authorize(service: "titanic.status", job: "J1") == nil)

@@ -20,7 +20,7 @@ import zmq
 
 import ocr_images as oi
 import test_pdf_input as tp
-from conftest import free_port
+from conftest import Proc, free_port, wait_service
 from test_ocr import _env, page_lines, quire_bin, start_stack, validate_result, zctx  # noqa: F401
 from test_pdf_input import scanned
 
@@ -253,3 +253,48 @@ def test_pathological_documents_end_in_bounded_time(document_stack, make):
         assert doc["error"]["code"] in ("corrupt_image", "too_many_pixels"), doc
     else:
         assert all(not p["text"].strip() for p in validate_result(doc)["pages"]), doc
+
+
+def test_with_auth_on_the_document_worker_submits_pages_as_its_own_client(quire_bin, zctx, tmp_path):
+    """Auth on: a document's pages are jobs the worker submits with its own client's token. Without
+    credentials it says so (not as the caller's missing token); with them the document reads."""
+    data = tmp_path / "tokens"
+
+    def add(name):
+        done = subprocess.run([quire_bin, "clients", "add", name, "--scope", "ocr", "--json", "--data", str(data)],
+                              capture_output=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    app, worker = add("app"), add("documents")
+    st = start_stack(zctx, tmp_path, [
+        [quire_bin, "broker", "--bind", "{url}", "--data", str(tmp_path / "jobs"), "--stats", "off", "--auth", "on"],
+        [quire_bin, "worker", "token", "--broker", "{url}", "--data", str(data)],
+        [quire_bin, "worker", "ocr", "--broker", "{url}", "--threads", "1", "--documents", "1", "--data", str(tmp_path / "none")],
+    ])
+    try:
+        drawings = [oi.render_lines(words_of(n), "sans", 28) for n in range(1, 3)]
+        doc = tmp_path / "two.pdf"
+        doc.write_bytes(scanned(drawings))
+        env = dict(_env(), QUIRE_CLIENT_ID=app["client_id"], QUIRE_CLIENT_SECRET=app["client_secret"])
+
+        def recognize():
+            return subprocess.run([quire_bin, "call", "ocr.document", "{}", "@" + str(doc), "--broker", st.url],
+                                  capture_output=True, timeout=120, env=env)
+        p = recognize()
+        assert p.returncode == 1, p
+        error = json.loads(p.stderr.decode().strip().splitlines()[-1])["error"]
+        assert error["code"] == "service_unavailable" and "QUIRE_CLIENT_ID" in error["message"], error
+        # The same worker with a client of its own.
+        st.processes[-1].stop()
+        own = Proc([quire_bin, "worker", "ocr", "--broker", st.url, "--threads", "1", "--documents", "1"], tmp_path / "ocr-with-client.log",
+                   env=dict(_env(), QUIRE_CLIENT_ID=worker["client_id"], QUIRE_CLIENT_SECRET=worker["client_secret"]))
+        st.processes.append(own)
+        wait_service(zctx, st.url, b"ocr.document")
+        p = recognize()
+        assert p.returncode == 0, p.stderr.decode()
+        result = validate_result(json.loads(p.stdout.decode().strip().splitlines()[-1]))
+        assert [[ln["text"] for ln in page_lines(page)] for page in result["pages"]] == [d.lines for d in drawings]
+    finally:
+        for proc in reversed(st.processes):
+            proc.stop()
