@@ -74,7 +74,8 @@ struct Preflight {
                 /// Asks for a worker for `name` until one is there (a worker that is just starting,
                 /// or coming back to a restarted broker), for ``patience``; with `--timeout-ms` it says
                 /// so and lets the request wait for a worker at the broker.
-                func awaitWorker(_ name: String) async throws {
+                /// `missing`: the error when none comes (by default, that the service has no worker).
+                func awaitWorker(_ name: String, missing: WireError? = nil) async throws {
                     let start = Instant.now()
                     while try await ask(name) == .absent {
                         if asksToWait {
@@ -83,9 +84,9 @@ struct Preflight {
                             return
                         }
                         if Instant.now() >= start + patience {
-                            let error = WireError(.serviceUnavailable, "no worker serves '\(name)' at \(configuration.broker) "
-                                                  + "(mmi.service answered 404 for \(patience.value) ms): start one (\(Preflight.starter(name))), "
-                                                  + "or give --timeout-ms N to wait for one", service: name)
+                            let error = missing ?? WireError(.serviceUnavailable, "no worker serves '\(name)' at \(configuration.broker) "
+                                                             + "(mmi.service answered 404 for \(patience.value) ms): start one (\(Preflight.starter(name))), "
+                                                             + "or give --timeout-ms N to wait for one", service: name)
                             throw ClientError(.remote, error.message, remote: error)
                         }
                         try await Task.sleep(for: .milliseconds(probeInterval.value))
@@ -97,7 +98,12 @@ struct Preflight {
                         // Auth is on: the token worker is on its way (the broker was just restarted,
                         // the worker is starting), or missing, which is an error rather than a
                         // request sent without a token to be refused.
-                        try await awaitWorker(ReservedService.authToken)
+                        // None comes: the request could only be refused, as unauthenticated; say
+                        // where a token comes from.
+                        try await awaitWorker(ReservedService.authToken, missing: WireError(
+                            .unauthenticated, "auth is on at the broker \(configuration.broker), but it has no token worker (auth.token) to turn "
+                            + "this client's credentials into a token (mmi.service answered 404 for \(patience.value) ms): start one with "
+                            + "'quire worker token --data DIR', present a token with --token TOKEN, or give --timeout-ms N to wait for a token worker"))
                         tokenWorker = .available
                     }
                     if tokenWorker == .absent {

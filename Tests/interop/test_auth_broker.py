@@ -268,7 +268,7 @@ def test_a_client_with_credentials_waits_for_a_token_worker_that_is_coming_back(
 
     started = time.monotonic()
     out, err = call_echo(broker.url).communicate(timeout=30)
-    assert b"service_unavailable" in err and b"auth.token" in err and b"quire worker token" in err, err
+    assert b"unauthenticated" in err and b"auth.token" in err and b"quire worker token" in err, err
     assert 2.5 < time.monotonic() - started < 15
     assert b"payload" not in out
 
