@@ -47,10 +47,11 @@ enum UpCommand {
         usage: "quire up [options]",
         discussion: """
             Runs the whole stack on one machine in one process: the broker, OCR worker threads (one
-            Tesseract engine each) and ocr.document connections that split documents into page jobs. Clients (quire recognize, apps) connect to the broker endpoint.
-            Stops cleanly on SIGTERM or SIGINT (workers drain first). With auth on, a signing key and a
-            local client are created in the data folder on first start; the CLI on this machine uses them
-            by itself.
+            Tesseract engine each) and ocr.document connections that split documents into page jobs.
+            Clients (quire recognize, apps) connect to the broker endpoint. Stops cleanly on SIGTERM or
+            SIGINT (workers drain first). With auth on, a signing key and a local client are created in the
+            data folder on first start; the CLI on this machine and the document connections use them by
+            themselves.
             """,
         groups: [
             OptionGroup(options: OptionGroup(BrokerConfiguration.settings, defaults: brokerDefaults).options + [threadsInfo]),

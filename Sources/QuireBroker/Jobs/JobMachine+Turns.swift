@@ -120,6 +120,7 @@ extension JobMachine {
         for (id, lease) in leases where lease.until <= now {
             attempts[lease.tag] = nil
             leases[id] = nil
+            progress[id] = nil
             if let job = active[id] {
                 actions.append(.log(.warning, "job lease expired", ["job.id": id, "service": job.service]))
                 retry(job, error: WireError(.timeout, "the worker held the job past its lease of \(configuration.lease.value) ms", service: job.service),
