@@ -9,9 +9,8 @@ import QuireWorker
 /// request, the file); the reply is the whole document's result, as one `ocr` worker would give it.
 ///
 /// The worker that takes a document splits it into pages (``DocumentPages``: one-page PDFs, a TIFF's
-/// pages as PNGs) and submits each
-/// page as a durable `ocr` job (`titanic.request`) with the idempotency key `doc-<digest>/<page>`, the
-/// digest taken over the request and the file. It then waits for the pages in order, says after each
+/// pages as PNGs) and submits each page as a durable `ocr` job (`titanic.request`) with the idempotency
+/// key `doc-<digest>/<page>`, the digest taken over the request and the file. It then waits for the pages in order, says after each
 /// how many are done (a PARTIAL `{"progress":{"done":N,"total":M}}`, which the broker shows in
 /// `titanic.status` when the document is itself a job), puts them together in page order and closes
 /// the page jobs. The broker stays a broker: it never opens a PDF.
@@ -61,8 +60,9 @@ public enum DocumentService {
             return Plan(key: key, numbers: split.numbers, pageCount: split.pageCount, pageFrame: single.jsonBytes(), files: split.files,
                         format: split.format, searchablePDF: searchable)
         }
-        // Not a document (an image, a one-page TIFF), or one that cannot be opened: one job for the whole file, with the
-        // request as it came, so that the page's worker reads it (or says why not) as `ocr` would.
+        // Not a document (an image, a one-page TIFF), or one that cannot be opened: one job for the
+        // whole file, with the request as it came, so that its worker reads it (or says why not) as
+        // `ocr` would.
         return Plan(key: key, numbers: [], pageCount: 0, pageFrame: frame, files: [document])
     }
 
