@@ -39,6 +39,8 @@ public final class DocumentBenchmark {
         var ids: [String]
         var pages: [Int]
         var languages: [String]
+        /// The manifest's `group` of its first listed page (what the layout is).
+        var group: String = ""
     }
 
     struct Row {
@@ -175,7 +177,8 @@ public final class DocumentBenchmark {
                 documents[index].ids.append(entry.id)
                 documents[index].pages.append(page)
             } else {
-                documents.append(Document(name: name, ids: [entry.id], pages: [page], languages: entry.languages.isEmpty ? ["eng"] : entry.languages))
+                documents.append(Document(name: name, ids: [entry.id], pages: [page], languages: entry.languages.isEmpty ? ["eng"] : entry.languages,
+                                          group: entry.group))
             }
         }
         return documents
@@ -335,19 +338,42 @@ public final class DocumentBenchmark {
             "| read as | pages | CER | word error | pages/s | worker ms per page |",
             "|---|---:|---:|---:|---:|---:|",
         ]
-        for row in rows {
+        /// CER and word error of `row` over the pages `ids`, pooled over their characters.
+        func scores(_ row: Row, _ ids: [String]) -> (cer: Double, words: Double) {
             var characters = 0.0, cer = 0.0, words = 0.0
-            for (id, truth) in truths {
+            for id in ids {
+                guard let truth = truths[id] else { continue }
                 let length = Double(Accuracy.folded(truth).unicodeScalars.count)
                 let text = row.texts[id] ?? ""
                 characters += length
                 cer += Accuracy.characterErrorRate(truth: truth, text: text) * length
                 words += Accuracy.wordError(truth: truth, text: text).error * length
             }
+            return (cer / max(1, characters), words / max(1, characters))
+        }
+        for row in rows {
+            let (cer, words) = scores(row, Array(truths.keys))
             let perSecond = row.seconds > 0 ? String(format: "%.2f", Double(row.pages) / row.seconds) : "–"
             let worker = row.pages > 0 && row.workerMs > 0 ? String(format: "%.0f", row.workerMs / Double(row.pages)) : "–"
-            lines.append("| \(row.label) | \(row.pages) | \(percent(cer / max(1, characters))) | \(percent(words / max(1, characters))) | \(perSecond) | \(worker) |")
+            lines.append("| \(row.label) | \(row.pages) | \(percent(cer)) | \(percent(words)) | \(perSecond) | \(worker) |")
         }
+        // Per group (what the layout is): CER counts the reading order, which on tables is one valid
+        // order among several (the word error does not); a step that helps one group and hurts another shows here.
+        var groups: [String: [String]] = [:]
+        for document in documents { groups[document.group, default: []] += document.ids }
+        lines.append("")
+        lines.append("| group | pages | " + rows.indices.map { "\($0 + 1): CER / word error" }.joined(separator: " | ") + " |")
+        lines.append("|---|---:|" + String(repeating: "---:|", count: rows.count))
+        for group in groups.keys.sorted() {
+            let ids = groups[group]!
+            let cells = rows.map { row -> String in
+                let (cer, words) = scores(row, ids)
+                return "\(percent(cer)) / \(percent(words))"
+            }
+            lines.append("| \(group.isEmpty ? "–" : group) | \(ids.count) | " + cells.joined(separator: " | ") + " |")
+        }
+        lines.append("")
+        lines.append("Columns 1–\(rows.count): " + rows.enumerated().map { "\($0.offset + 1) \($0.element.label)" }.joined(separator: "; ") + ".")
         lines.append("")
         lines.append("\(documents.count) documents, \(truths.count) pages from \(options.directory); each document one request for its listed pages, "
             + "\(options.workers) in flight to \(options.workers) OCR worker threads in this process (a broker on tcp://127.0.0.1:*). "
