@@ -47,7 +47,7 @@ public final class Broker: Sendable {
     /// cannot be opened.
     public func run(onBound: (String) -> Void = { _ in }) throws {
         // The job store first: a broker that cannot keep its promises does not start.
-        var store: JobStore?
+        var store: (any JobStorage)?
         var jobs: JobMachine?
         var checkpointer: Checkpointer?
         var lock: DataFolderLock?
@@ -75,7 +75,7 @@ public final class Broker: Sendable {
         try serve(jobs: jobs, store: store, onBound: onBound)
     }
 
-    private func serve(jobs: JobMachine?, store: JobStore?, onBound: (String) -> Void) throws(ZMQError) {
+    private func serve(jobs: JobMachine?, store: (any JobStorage)?, onBound: (String) -> Void) throws(ZMQError) {
         let socket = try Socket(context: context, type: .router)
         try socket.setRouterMandatory(true)
         try socket.setSendHighWaterMark(100_000)
@@ -104,7 +104,10 @@ public final class Broker: Sendable {
         state.statistics = BrokerStatistics(startedAtMs: StatsTime.nowUnixMilliseconds(), startedAt: Instant.now(), window: configuration.statsWindow)
         state.statistics.keepsEvents = stats != nil
         state.statistics.isRecording = stats != nil
-        var loop = Loop(machine: BrokerMachine(broker: state, jobs: jobs), socket: socket, store: store, logger: logger)
+        // The store's I/O on a thread of its own: its outcomes ring the same wake-up as stop().
+        let storage = store.map { StorageThread(store: $0, wakeup: wakeup, logger: logger) }
+        defer { storage?.stop() }
+        var loop = Loop(machine: BrokerMachine(broker: state, jobs: jobs), socket: socket, storage: storage, logger: logger)
         let poller = Poller([.socket(socket, .readable), .descriptor(wakeup.descriptor, .readable)])
         var nextTick = Instant.now() + tickInterval
 
@@ -113,6 +116,7 @@ public final class Broker: Sendable {
                 let timeout = Instant.now().milliseconds(until: min(nextTick, stats?.deadline ?? nextTick))
                 let ready = try poller.poll(timeoutMilliseconds: Int(timeout))
                 if ready[1].contains(.readable) { wakeup.drain() }
+                try loop.takeStorageEvents()
                 if ready[0].contains(.readable) {
                     // Drain a batch, then give timers a turn so heartbeats never starve under load.
                     var budget = 4_096
@@ -131,8 +135,11 @@ public final class Broker: Sendable {
                 }
                 stats?.publishDue(&loop.machine.broker, now: now)
             }
-            // Orderly stop: tell everyone, and let the goodbyes leave before the socket closes.
+            // Orderly stop: what the store was asked to do is done and answered (submitters whose jobs
+            // are on disk hear 200), then everyone is told, and the goodbyes leave before the socket closes.
+            try loop.settleStorage()
             try loop.handle(.shutdown)
+            try loop.settleStorage()
             try socket.setLinger(milliseconds: 500)
             socket.close()
             logger.notice("broker stopped", metadata: ["endpoint": bound])
@@ -146,9 +153,30 @@ public final class Broker: Sendable {
     private struct Loop {
         var machine: BrokerMachine
         let socket: Socket
-        let store: JobStore?
+        let storage: StorageThread?
         let logger: Logger
         var random = SystemRandomNumberGenerator()
+
+        /// Hands the machine what the store finished since the last turn, then ends the turn (a commit
+        /// answered may have changed what must be written next).
+        mutating func takeStorageEvents() throws(ZMQError) {
+            guard let events = storage?.takeEvents(), !events.isEmpty else { return }
+            for event in events { try handle(event) }
+            try handle(.endOfTurn)
+        }
+
+        /// Waits for the store to finish everything asked of it, answering as it goes, until nothing
+        /// more is asked (bounded: each round's answers may ask for one more write).
+        mutating func settleStorage() throws(ZMQError) {
+            guard let storage else { return }
+            for _ in 0..<16 {
+                storage.waitUntilIdle()
+                let events = storage.takeEvents()
+                if events.isEmpty { return }
+                for event in events { try handle(event) }
+                try handle(.endOfTurn)
+            }
+        }
 
         mutating func handle(_ event: BrokerMachine.Event) throws(ZMQError) {
             var pending = machine.handle(event, now: Instant.now(), wallClock: wallClockMilliseconds(), random: &random)
@@ -179,24 +207,17 @@ public final class Broker: Sendable {
             case .log(let level, let message, let metadata):
                 logger.log(level, message, metadata: metadata)
                 return nil
+            // The store's work goes to its thread; what comes of it returns through takeStorageEvents().
             case .persist(let batch):
-                guard let store else { return .commitFailed(batch, JobStoreError(kind: .other, message: "no job store")) }
-                do {
-                    try store.write(batch)
-                    return .committed(batch)
-                } catch {
-                    return .commitFailed(batch, error)
-                }
+                guard let storage else { return .commitFailed(batch, JobStoreError(kind: .other, message: "no job store")) }
+                storage.submit(.persist(batch))
+                return nil
             case .load(let load):
-                guard let store else { return .loaded(load, .failed(JobStoreError(kind: .other, message: "no job store"))) }
-                return .loaded(load, store.load(load))
+                guard let storage else { return .loaded(load, .failed(JobStoreError(kind: .other, message: "no job store"))) }
+                storage.submit(.load(load))
+                return nil
             case .sweep(let before):
-                do {
-                    let swept = try store?.sweepExpired(now: before) ?? 0
-                    if swept > 0 { logger.info("swept expired job results", metadata: ["jobs": String(swept)]) }
-                } catch {
-                    logger.error("job sweep failed", metadata: ["error": error.description])
-                }
+                storage?.submit(.sweep(before: before))
                 return nil
             }
         }

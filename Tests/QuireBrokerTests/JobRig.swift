@@ -16,21 +16,73 @@ struct SeededRandom: RandomNumberGenerator {
     }
 }
 
-/// Drives a ``JobMachine`` by hand: the clock is a number, randomness is seeded, and the "store" is a
-/// dictionary that answers the machine's persists and loads the way the broker loop does with SQLite.
-struct JobRig {
+/// A job store in memory: dictionaries that keep a batch, answer loads and recover as SQLite does
+/// (`JobStorageConformanceTests` holds both to the same promises).
+final class MemoryJobStorage: JobStorage {
     struct Row {
         var record: JobRecord
         var request: [[UInt8]]
         var reply: [[UInt8]]?
     }
 
+    var rows: [String: Row] = [:]
+    var services: Set<String> = []
+
+    func recoverMachine(configuration: JobConfiguration, now: Int64) throws(JobStoreError) -> JobMachine {
+        for (id, row) in rows where row.record.state == .running {
+            rows[id]?.record.state = .queued
+            rows[id]?.record.updatedAt = now
+        }
+        let active = rows.values.map(\.record).filter(\.state.isActive).sorted { $0.sequence < $1.sequence }
+        return JobMachine(configuration: configuration, recovered: active, knownServices: services.sorted(),
+                          lastSequence: rows.values.map(\.record.sequence).max() ?? 0, now: now)
+    }
+
+    func write(_ batches: [JobBatch]) throws(JobStoreError) {
+        for batch in batches {
+            services.formUnion(batch.services)
+            for id in batch.deletions { rows[id] = nil }
+            for insert in batch.inserts { rows[insert.record.id] = Row(record: insert.record, request: insert.request, reply: nil) }
+            for (id, update) in batch.updates {
+                rows[id]?.record = update.record
+                if let reply = update.reply { rows[id]?.reply = reply }
+            }
+        }
+    }
+
+    func load(_ load: JobLoad) -> JobLoad.Result {
+        switch load {
+        case .key(let owner, let key, _):
+            return .record(rows.values.first { $0.record.owner == owner && $0.record.idempotencyKey == key }?.record)
+        case .job(let id, _): return .record(rows[id]?.record)
+        case .reply(let job, _): return .frames(rows[job.id]?.reply)
+        case .request(let id): return .frames(rows[id]?.request)
+        }
+    }
+
+    func sweepExpired(now: Int64) throws(JobStoreError) -> Int {
+        let expired = rows.values.filter { ($0.record.expiresAt ?? .max) <= now }.map(\.record.id)
+        for id in expired { rows[id] = nil }
+        return expired.count
+    }
+}
+
+/// Drives a ``JobMachine`` by hand: the clock is a number, randomness is seeded, and the store is one
+/// in memory (``MemoryJobStorage``) that answers the machine's persists and loads at once, as the broker's
+/// store thread does in order.
+struct JobRig {
+    typealias Row = MemoryJobStorage.Row
+
     var machine: JobMachine
     var now: Int64 = 1_700_000_000_000
     var random = SeededRandom(state: 42)
     var workers = JobWorkers(services: ["ocr"], capacity: [:])
-    var rows: [String: Row] = [:]
-    var services: Set<String> = []
+    let storage = MemoryJobStorage()
+    var rows: [String: Row] {
+        get { storage.rows }
+        nonmutating set { storage.rows = newValue }
+    }
+    var services: Set<String> { storage.services }
     /// When set, the next writes fail as on a full disk.
     var failWrites = false
     /// Everything the rig carried out itself, for tests that look at the plumbing.
@@ -63,12 +115,12 @@ struct JobRig {
                 if failWrites {
                     pending += machine.handle(.commitFailed(batch, JobStoreError(kind: .full, message: "disk full"), workers), now: now, random: &random)
                 } else {
-                    write(batch)
+                    try? storage.write([batch])
                     pending += machine.handle(.committed(batch, workers), now: now, random: &random)
                 }
             case .load(let load):
                 loads.append(load)
-                pending += machine.handle(.loaded(load, read(load)), now: now, random: &random)
+                pending += machine.handle(.loaded(load, storage.load(load)), now: now, random: &random)
             case .dispatch(_, let service, _):
                 // A worker now holds it: one less free.
                 if let free = workers.capacity[service] { workers.capacity[service] = max(0, free - 1) }
@@ -78,26 +130,6 @@ struct JobRig {
             }
         }
         return out
-    }
-
-    private mutating func write(_ batch: JobBatch) {
-        services.formUnion(batch.services)
-        for id in batch.deletions { rows[id] = nil }
-        for insert in batch.inserts { rows[insert.record.id] = Row(record: insert.record, request: insert.request, reply: nil) }
-        for (id, update) in batch.updates {
-            rows[id]?.record = update.record
-            if let reply = update.reply { rows[id]?.reply = reply }
-        }
-    }
-
-    private func read(_ load: JobLoad) -> JobLoad.Result {
-        switch load {
-        case .key(let owner, let key, _):
-            return .record(rows.values.first { $0.record.owner == owner && $0.record.idempotencyKey == key }?.record)
-        case .job(let id, _): return .record(rows[id]?.record)
-        case .reply(let job, _): return .frames(rows[job.id]?.reply)
-        case .request(let id): return .frames(rows[id]?.request)
-        }
     }
 
     // MARK: - Conversations

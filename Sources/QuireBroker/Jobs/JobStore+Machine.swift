@@ -15,14 +15,16 @@ extension JobStore {
         return JobMachine(configuration: configuration, recovered: recovered, knownServices: services, lastSequence: lastSequence, now: now)
     }
 
-    /// Writes the batch in one transaction (one fsync).
-    func write(_ changes: JobBatch) throws(JobStoreError) {
+    /// Writes the batches, in order, in one transaction (one fsync).
+    func write(_ batches: [JobBatch]) throws(JobStoreError) {
         try batch { () throws(SQLiteError) in
-            for name in changes.services { try rememberService(name, now: changes.now) }
-            // Deletions first: a job closed and resubmitted with its key in the same turn.
-            for id in changes.deletions { try delete(id: id) }
-            for insert in changes.inserts { try self.insert(insert.record, request: insert.request) }
-            for (_, update) in changes.updates { try self.update(update.record, reply: update.reply) }
+            for changes in batches {
+                for name in changes.services { try rememberService(name, now: changes.now) }
+                // Deletions first: a job closed and resubmitted with its key in the same turn.
+                for id in changes.deletions { try delete(id: id) }
+                for insert in changes.inserts { try self.insert(insert.record, request: insert.request) }
+                for (_, update) in changes.updates { try self.update(update.record, reply: update.reply) }
+            }
         }
     }
 

@@ -1,0 +1,145 @@
+import Dispatch
+import Foundation
+import QuireSupport
+import Synchronization
+import ZeroMQ
+
+/// The durable job store as the broker uses it: recover at start, write a turn's ``JobBatch`` in one
+/// transaction, answer a ``JobLoad``, sweep expired results. The job machine never calls it; the broker
+/// does, on its ``StorageThread``. SQLite (``JobStore``) is the one on disk; every conformance passes
+/// the same suite (`JobStorageConformanceTests`).
+protocol JobStorage: AnyObject {
+    /// Requeues jobs a stopped broker left running and builds the machine that holds every active job.
+    func recoverMachine(configuration: JobConfiguration, now: Int64) throws(JobStoreError) -> JobMachine
+    /// Writes the batches, in order, in one transaction: all of them, or, thrown, none.
+    func write(_ batches: [JobBatch]) throws(JobStoreError)
+    func load(_ load: JobLoad) -> JobLoad.Result
+    /// Deletes finished jobs whose results expired at or before `now`; returns how many.
+    func sweepExpired(now: Int64) throws(JobStoreError) -> Int
+}
+
+extension JobStore: JobStorage {}
+
+/// The store's I/O off the ZeroMQ thread: the broker loop hands each write, load and sweep to this
+/// thread in order and goes on serving (heartbeats are never held up by a commit's fsync, or by a
+/// store across a network); what comes of them returns as the machine's events, taken by the loop
+/// when ``wakeup`` rings. Work is done strictly in the order it was handed over, so a turn's batch is
+/// on disk before a later turn's, and a load sees every write asked for before it. Batches that queued
+/// up while a commit was running are written together, in one transaction (one fsync): the group
+/// commit the loop got when a commit blocked it and the next turn gathered what arrived meanwhile.
+///
+/// The store is used by this thread alone once handed over (`@unchecked Sendable` stands on that).
+final class StorageThread: @unchecked Sendable {
+    enum Work: Sendable {
+        case persist(JobBatch)
+        case load(JobLoad)
+        case sweep(before: Int64)
+    }
+
+    private let store: any JobStorage
+    private let wakeup: Wakeup
+    private let logger: Logger
+    private struct Queue {
+        var work: [Work] = []
+        var done: [BrokerMachine.Event] = []
+        var busy = false
+        var stopping = false
+    }
+    private let queue = Mutex(Queue())
+    private let workReady = DispatchSemaphore(value: 0)
+    private let idle = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(store: any JobStorage, wakeup: Wakeup, logger: Logger) {
+        self.store = store
+        self.wakeup = wakeup
+        self.logger = logger
+        let thread = Thread { [self] in
+            Thread.current.name = "quire-job-store"
+            run()
+            finished.signal()
+        }
+        thread.name = "quire-job-store"
+        thread.start()
+    }
+
+    /// Hands work over; its outcome comes back through ``takeEvents()``.
+    func submit(_ work: Work) {
+        queue.withLock { $0.work.append(work) }
+        workReady.signal()
+    }
+
+    /// The events of the work done since the last call, in order.
+    func takeEvents() -> [BrokerMachine.Event] {
+        queue.withLock { queue in defer { queue.done.removeAll() }; return queue.done }
+    }
+
+    /// Waits until everything handed over is done (its events ready to be taken).
+    func waitUntilIdle() {
+        while true {
+            let pending = queue.withLock { !$0.work.isEmpty || $0.busy }
+            if !pending { return }
+            idle.wait()
+        }
+    }
+
+    /// Finishes what was handed over, then stops the thread.
+    func stop() {
+        queue.withLock { $0.stopping = true }
+        workReady.signal()
+        finished.wait()
+    }
+
+    private func run() {
+        while true {
+            workReady.wait()
+            while let work = queue.withLock({ queue -> [Work]? in
+                guard let first = queue.work.first else { return nil }
+                queue.busy = true
+                // A persist takes the persists queued right behind it along.
+                var taken = 1
+                if case .persist = first {
+                    while taken < queue.work.count, case .persist = queue.work[taken] { taken += 1 }
+                }
+                defer { queue.work.removeFirst(taken) }
+                return Array(queue.work.prefix(taken))
+            }) {
+                let events = perform(work)
+                queue.withLock { queue in
+                    queue.done += events
+                    queue.busy = false
+                }
+                wakeup.signal()
+                idle.signal()
+            }
+            if queue.withLock({ $0.stopping && $0.work.isEmpty }) { return }
+        }
+    }
+
+    /// Does one piece of work, or several persists in one transaction; their events in order.
+    private func perform(_ work: [Work]) -> [BrokerMachine.Event] {
+        let batches = work.compactMap { if case .persist(let batch) = $0 { batch } else { nil } }
+        if !batches.isEmpty {
+            do {
+                try store.write(batches)
+                return batches.map { .committed($0) }
+            } catch {
+                return batches.map { .commitFailed($0, error) }
+            }
+        }
+        switch work.first {
+        case .load(let load):
+            return [.loaded(load, store.load(load))]
+        case .sweep(let before):
+            do {
+                let swept = try store.sweepExpired(now: before)
+                if swept > 0 { logger.info("swept expired job results", metadata: ["jobs": String(swept)]) }
+            } catch {
+                logger.error("job sweep failed", metadata: ["error": error.description])
+            }
+            return []
+        case .persist, nil:
+            return []
+        }
+    }
+}
