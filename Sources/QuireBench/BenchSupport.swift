@@ -22,24 +22,10 @@ func awaitBlocking<T: Sendable>(
     timeout: Milliseconds,
     _ work: @escaping @Sendable () async throws -> T
 ) throws -> T {
-    let box = Mutex<Result<T, any Error>?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    let task = Task {
-        do {
-            let value = try await work()
-            box.withLock { $0 = .success(value) }
-        } catch {
-            box.withLock { $0 = .failure(error) }
-        }
-        done.signal()
-    }
-    if done.wait(timeout: .now() + .milliseconds(Int(timeout.value))) == .timedOut {
-        task.cancel()
-        // Cancellation reaches the client at once; give the requests a moment to be failed.
-        _ = done.wait(timeout: .now() + .seconds(5))
+    guard let result = blockingAwait(within: timeout, work) else {
         throw BenchError("\(what) did not finish within \(timeout.value) ms")
     }
-    return try box.withLock { $0! }.get()
+    return try result.get()
 }
 
 /// A shared counter for the pipelined senders.
