@@ -29,8 +29,9 @@ enum JobCommands {
             Stores one durable OCR job per image with the broker and prints one job id per line, in input
             order, as soon as each job is on the broker's disk. A PDF or TIFF is an ocr.document job
             (unless --service is given): its pages become 'ocr' jobs of their own, read by every OCR worker
-            at once, and 'quire status ID' shows how many pages are done. The capture side can then go away; anyone
-            with the id reads the result later with 'quire result ID'. '-' reads standard input.
+            at once, and 'quire status ID' shows how many pages are done. The capture side can then go
+            away; anyone with the id reads the result later with 'quire result ID'. '-' reads standard
+            input.
             """,
         groups: [
             OptionGroup("Job options:", options: [priority.info, idempotencyKey.info, deadline.info, maxAttempts.info, resultTTL.info, service.info]),

@@ -23,7 +23,7 @@ enum WorkerCommand {
             Runs a worker that connects to the broker, registers its service and serves requests.
             Kinds:
               ocr         service 'ocr': images in, the JSON text hierarchy out (Tesseract; one engine per thread);
-                          and 'ocr.document': a PDF's pages submitted as durable 'ocr' jobs, read by every
+                          and 'ocr.document': a PDF's or TIFF's pages as durable 'ocr' jobs, read by every
                           OCR worker at once and put back together (--documents at a time; with auth on
                           the page jobs need this worker's client credentials: --credentials or
                           QUIRE_CLIENT_ID/QUIRE_CLIENT_SECRET, else DIR/credentials.json of --data)
