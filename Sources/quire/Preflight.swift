@@ -29,12 +29,14 @@ struct Preflight {
     static let probeInterval = Milliseconds(250)
 
     static let help = """
-        Before sending, the verb asks the broker (MMI, RFC 8) whether it is there, whether it has a token
-        worker and whether the service has a worker. With credentials but no token worker at a broker with
-        --auth off, requests go without a token; with auth on, the verb waits for a token worker as below. With no worker for the service, the verb fails within
-        3 s with service_unavailable, unless --timeout-ms or QUIRE_TIMEOUT_MS is given: then it says so
-        and waits for a worker up to that long per attempt. A broker that does not answer within 3 s
-        (or the given timeout) is an error.
+        Before sending, the verb asks the broker (MMI, RFC 8) whether it is there, whether it wants
+        tokens, whether it has a token worker and whether the service has a worker. With credentials but
+        no token worker at a broker with --auth off, requests go without a token; with auth on, the verb
+        waits for a token worker as for any worker, and fails as unauthenticated if none comes. With no
+        worker for the service, the verb fails within 3 s with service_unavailable, unless --timeout-ms
+        or QUIRE_TIMEOUT_MS is given: then it says so and waits for a worker up to that long per
+        attempt. A broker that does not answer within 3 s (or the given timeout) is
+        an error.
         """
 
     /// The token to present; nil: none.

@@ -22,7 +22,7 @@ enum WorkerCommand {
         discussion: """
             Runs a worker that connects to the broker, registers its service and serves requests.
             Kinds:
-              ocr         service 'ocr': images in, the JSON text hierarchy out (Tesseract; one engine per thread);
+              ocr         service 'ocr': images in, the JSON text hierarchy out (Tesseract, an engine a thread),
                           and 'ocr.document': a PDF's or TIFF's pages as durable 'ocr' jobs, read by every
                           OCR worker at once and put back together (--documents at a time; with auth on
                           the page jobs need this worker's client credentials: --credentials or
