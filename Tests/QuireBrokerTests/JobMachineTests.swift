@@ -298,6 +298,59 @@ import Testing
         #expect(second != first)
     }
 
+    @Test func aKeyReadBeforeItsJobsCloseIsOnDiskStillSeesTheClose() throws {
+        // The store works on its own thread: the read of a key asked for in the turn that closed the
+        // job can come back before that turn's batch is written, with the job still in it.
+        var rig = JobRig()
+        let body: [[UInt8]] = [Array("ocr".utf8), Array(#"{"job":{"idempotencyKey":"k"}}"#.utf8)]
+        let first = try #require(JobRig.replies(rig.ask(Titanic.request, body)).first?.body.last)
+        let stored = try #require(rig.rows[String(decoding: first, as: UTF8.self)]?.record)
+        var machine = rig.machine
+        var random = rig.random
+        func handle(_ event: JobMachine.Event) -> [JobMachine.Action] { machine.handle(event, now: rig.now, random: &random) }
+        _ = handle(.request(peer: Array("c".utf8), dialect: .mdp02, service: Titanic.close, body: [first], owner: "", workers: rig.workers))
+        let asked = handle(.request(peer: Array("c".utf8), dialect: .mdp02, service: Titanic.request, body: body, owner: "", workers: rig.workers))
+        let load = try #require(asked.compactMap { if case .load(let load) = $0 { load } else { nil } }.first)
+        let persisted = handle(.endOfTurn(rig.workers))
+        let closing = try #require(persisted.compactMap { if case .persist(let batch) = $0 { batch } else { nil } }.first)
+        // The key's read comes back first, from the store as it was.
+        let answered = handle(.loaded(load, .record(stored)))
+        #expect(JobRig.replies(answered).isEmpty, "not the closed job's id")
+        _ = handle(.committed(closing, rig.workers))
+        let next = handle(.endOfTurn(rig.workers))
+        let inserting = try #require(next.compactMap { if case .persist(let batch) = $0 { batch } else { nil } }.first)
+        #expect(inserting.inserts.count == 1)
+        let ack = JobRig.replies(handle(.committed(inserting, rig.workers))).first { $0.service == Titanic.request }
+        #expect(ack?.status == "200" && ack?.body.last != first)
+        #expect(machine.writing.isEmpty)
+    }
+
+    @Test func twoSubmissionsOfOneKeyLookedUpAtOnceAreOneJob() throws {
+        // Both lookups are asked before the store answers either (it works on its own thread), and the
+        // second resubmission comes while the first one's insert is being written.
+        var rig = JobRig()
+        var machine = rig.machine
+        var random = rig.random
+        func handle(_ event: JobMachine.Event) -> [JobMachine.Action] { machine.handle(event, now: rig.now, random: &random) }
+        func loads(_ actions: [JobMachine.Action]) -> [JobLoad] { actions.compactMap { if case .load(let load) = $0 { load } else { nil } } }
+        let body: [[UInt8]] = [Array("ocr".utf8), Array(#"{"job":{"idempotencyKey":"k"}}"#.utf8)]
+        let first = try #require(loads(handle(.request(peer: Array("a".utf8), dialect: .mdp02, service: Titanic.request, body: body, owner: "",
+                                                       workers: rig.workers))).first)
+        let second = try #require(loads(handle(.request(peer: Array("b".utf8), dialect: .mdp02, service: Titanic.request, body: body, owner: "",
+                                                        workers: rig.workers))).first)
+        _ = handle(.loaded(first, .record(nil)))
+        _ = handle(.loaded(second, .record(nil)))
+        let batch = try #require(handle(.endOfTurn(rig.workers)).compactMap { if case .persist(let batch) = $0 { batch } else { nil } }.first)
+        #expect(batch.inserts.count == 1 && batch.inserts.first?.submitters.count == 2)
+        // A third, while that insert is being written: no lookup, answered with the others.
+        #expect(loads(handle(.request(peer: Array("c".utf8), dialect: .mdp02, service: Titanic.request, body: body, owner: "",
+                                      workers: rig.workers))).isEmpty)
+        let answers = JobRig.replies(handle(.committed(batch, rig.workers))).filter { $0.service == Titanic.request }
+        #expect(answers.map(\.peer).sorted() == ["a", "b", "c"])
+        #expect(Set(answers.map { $0.body.last ?? [] }).count == 1, "one job")
+        #expect(machine.insertedKeys.isEmpty && machine.lateSubmitters.isEmpty)
+    }
+
     // MARK: - Cancel, close
 
     @Test func cancelIsAnsweredOnceOnDiskAndUndoneWhenTheWriteFails() throws {

@@ -35,11 +35,19 @@ extension JobMachine {
         }
     }
 
-    /// The job as this turn knows it: `.some(nil)` when closed this turn, `nil` when only the store knows.
+    /// The job as the machine knows it ahead of the store: `.some(nil)` when closed (this turn, or in a
+    /// batch still being written), `nil` when only the store knows.
     func inMemory(_ id: String) -> JobRecord?? {
-        if pending.deletions.contains(id) { return .some(nil) }
-        if let record = active[id] ?? pending.updates[id]?.record { return .some(record) }
+        if isDeleted(id) { return .some(nil) }
+        if let record = active[id] ?? pending.updates[id]?.record ?? writing.last(where: { $0.updates[id] != nil })?.updates[id]?.record {
+            return .some(record)
+        }
         return nil
+    }
+
+    /// Closed this turn, or in a batch not yet on disk.
+    func isDeleted(_ id: String) -> Bool {
+        pending.deletions.contains(id) || writing.contains { $0.deletions.contains(id) }
     }
 
     private mutating func submit(_ client: JobClient, body: [[UInt8]], owner: String, now: Int64,
@@ -97,25 +105,33 @@ extension JobMachine {
                                        ttlSeconds: ttlSeconds)
         // Idempotency: the same key from the same submitter is the same job, whatever its state.
         if let key = options.idempotencyKey {
-            if let id = insertedKeys[owner + "\u{0}" + key] {
-                // First seen in this same turn: answered after the commit like the first.
-                if let index = pending.inserts.firstIndex(where: { $0.record.id == id }) {
-                    pending.inserts[index].submitters.append(client)
-                }
-                return
-            }
+            if joinInsert(ofKey: owner + "\u{0}" + key, client) { return }
             actions.append(.load(.key(owner: owner, key: key, then: submission)))
             return
         }
         admit(submission, now: now, random: &random, into: &actions)
     }
 
+    /// A resubmission of a key whose new job the store has not answered for yet: answered with the
+    /// job's submitters once it has. False when no such job is waiting.
+    mutating func joinInsert(ofKey ownerKey: String, _ client: JobClient) -> Bool {
+        guard let id = insertedKeys[ownerKey] else { return false }
+        if let index = pending.inserts.firstIndex(where: { $0.record.id == id }) {
+            pending.inserts[index].submitters.append(client)
+        } else {
+            lateSubmitters[id, default: []].append(client)
+        }
+        return true
+    }
+
     /// The store's answer to an idempotency key: the job it names, or a new one.
     mutating func keyLoaded(_ existing: JobRecord?, for submission: JobSubmission, now: Int64,
                             random: inout some RandomNumberGenerator, into actions: inout [Action]) {
-        if let existing, !pending.deletions.contains(existing.id) {
+        if let existing, !isDeleted(existing.id) {
             return reply(to: submission.client, service: Titanic.request, body: [Array("200".utf8), Array(existing.id.utf8)], into: &actions)
         }
+        // Another submission of the key, looked up at the same time, may have made the job meanwhile.
+        if let key = submission.idempotencyKey, joinInsert(ofKey: submission.owner + "\u{0}" + key, submission.client) { return }
         admit(submission, now: now, random: &random, into: &actions)
     }
 

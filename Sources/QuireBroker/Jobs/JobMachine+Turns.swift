@@ -42,8 +42,24 @@ extension JobMachine {
         var batch = pending
         batch.now = now
         pending = JobBatch()
-        insertedKeys = [:]
+        writing.append(batch)
         actions.append(.persist(batch))
+    }
+
+    /// The store answered for a new job: its key is the store's to answer from now on; who resubmitted
+    /// it while it was being written is answered with its submitters.
+    mutating func answered(_ insert: JobBatch.Insert) -> [JobClient] {
+        if let key = insert.record.idempotencyKey, insertedKeys[insert.record.owner + "\u{0}" + key] == insert.record.id {
+            insertedKeys[insert.record.owner + "\u{0}" + key] = nil
+        }
+        return lateSubmitters.removeValue(forKey: insert.record.id) ?? []
+    }
+
+    /// A batch the store answered for is no longer being written. The store answers them in the order
+    /// they were asked for, so it is the oldest (compared by its time alone: a batch's frames may be
+    /// megabytes).
+    mutating func written(_ batch: JobBatch) {
+        if let first = writing.first, first.now == batch.now { writing.removeFirst() }
     }
 
     /// Services with workers become valid job targets, remembered in the store with this turn's writes.
@@ -57,9 +73,10 @@ extension JobMachine {
     /// The batch is on disk: answer submitters (`200`), cancels and closes, and readers held for jobs
     /// that finished; then hand ready jobs to idle workers.
     mutating func committed(_ batch: JobBatch, workers: JobWorkers, now: Int64, into actions: inout [Action]) {
+        written(batch)
         for insert in batch.inserts {
             actions.append(.statistic(.submitted(service: insert.record.service, bytes: insert.record.requestBytes)))
-            for submitter in insert.submitters {
+            for submitter in insert.submitters + answered(insert) {
                 reply(to: submitter, service: Titanic.request, body: [Array("200".utf8), Array(insert.record.id.utf8)], into: &actions)
             }
             makeReady(insert.record.id, now: now, front: false)
@@ -73,11 +90,12 @@ extension JobMachine {
 
     /// The batch did not reach the disk: submitters hear `500`, and what it would have changed is undone.
     mutating func commitFailed(_ batch: JobBatch, error: JobStoreError, workers: JobWorkers, now: Int64, into actions: inout [Action]) {
+        written(batch)
         actions.append(.log(.error, "job store write failed", ["error": error.description]))
         let wire = Self.wireError(error)
         for insert in batch.inserts {
             if active.removeValue(forKey: insert.record.id) != nil { activeBytes -= insert.record.requestBytes }
-            for submitter in insert.submitters {
+            for submitter in insert.submitters + answered(insert) {
                 reply(to: submitter, service: Titanic.request, body: Titanic.refusal(wire), into: &actions)
             }
         }

@@ -75,8 +75,16 @@ struct JobMachine: Sendable {
     var lastSequence: Int64
     /// What this turn changed, written at its end.
     var pending = JobBatch()
-    /// Idempotency keys first used this turn (owner NUL key → job id).
+    /// Idempotency keys of new jobs the store has not answered for yet (owner NUL key → job id): in
+    /// this turn's batch or in one being written. A resubmission meanwhile is the same job: it joins
+    /// the submitters of an insert still in this turn, or waits in ``lateSubmitters`` for its batch.
     var insertedKeys: [String: String] = [:]
+    /// Resubmitters of a job whose insert is being written, answered with its submitters.
+    var lateSubmitters: [String: [JobClient]] = [:]
+    /// Batches asked to be written and not yet answered (`committed` or `commitFailed`), oldest first:
+    /// the store works on a thread of its own, so a read the machine asked for before a turn's batch
+    /// can come back before that batch is on disk, and is read in its light.
+    var writing: [JobBatch] = []
     /// Requests held for a job to finish (`titanic.reply` with `waitMs`).
     var waiters: [String: [(client: JobClient, until: Int64)]] = [:]
     var lastSweep: Int64 = 0
