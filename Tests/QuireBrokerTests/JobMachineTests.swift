@@ -328,7 +328,7 @@ import Testing
     @Test func twoSubmissionsOfOneKeyLookedUpAtOnceAreOneJob() throws {
         // Both lookups are asked before the store answers either (it works on its own thread), and the
         // second resubmission comes while the first one's insert is being written.
-        var rig = JobRig()
+        let rig = JobRig()
         var machine = rig.machine
         var random = rig.random
         func handle(_ event: JobMachine.Event) -> [JobMachine.Action] { machine.handle(event, now: rig.now, random: &random) }
