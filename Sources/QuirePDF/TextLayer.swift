@@ -230,9 +230,10 @@ public enum TextLayer {
                 let backwards = character.box.x + character.box.width / 2 < previous.box.x
                 if (backwards && below) || gap > em || (backwards && Double(previous.box.x - character.box.x) > em) {
                     runs.append([])
-                } else if gap > em / 5, runs[runs.count - 1].last?.isSpace == false {
-                    // A gap the file leaves without a space character still parts two words.
-                    let space = PixelBox(x: previous.box.x + previous.box.width, y: previous.box.y, width: Int(gap), height: previous.box.height)
+                } else if gap > em / 5 || Self.leavesSuperscript(previous, for: character), runs[runs.count - 1].last?.isSpace == false {
+                    // A gap the file leaves without a space character still parts two words, and so
+                    // does a raised, smaller mark before the text it marks (a footnote's number).
+                    let space = PixelBox(x: previous.box.x + previous.box.width, y: previous.box.y, width: max(0, Int(gap)), height: previous.box.height)
                     runs[runs.count - 1].append(LayerCharacter(scalar: " ", box: space, size: previous.size, quarterTurns: previous.quarterTurns))
                 }
             }
@@ -247,6 +248,15 @@ public enum TextLayer {
             return Array(run)
         }.filter { !$0.isEmpty }
     }
+    /// Whether `previous` is a superscript that `character` comes down from: drawn smaller (under 85 %
+    /// of its size) and raised (its bottom a fifth of a font size above `character`'s). A subscript
+    /// (`H₂O` drawn with a lowered 2) is not one.
+    static func leavesSuperscript(_ previous: LayerCharacter, for character: LayerCharacter) -> Bool {
+        guard previous.quarterTurns == character.quarterTurns, character.size > 0, previous.size < 0.85 * character.size else { return false }
+        let raised = Double((character.box.y + character.box.height) - (previous.box.y + previous.box.height))
+        return raised > character.size / 5
+    }
+
     /// Fragments that continue one another on the same line put back together, whatever order the file
     /// drew them in: taken from left to right, a fragment joins the line whose end it starts at most
     /// one font size after (or half of one before), at the same height and size; a space goes between

@@ -289,3 +289,32 @@ struct ComposedAccentsTests {
         #expect(Self.text(TextLayer.composed(none)) == "qˇ")
     }
 }
+
+/// A footnote's raised number before its text is a word of its own, as it reads.
+@Suite("Superscripts in a text layer")
+struct SuperscriptTests {
+    /// Characters on one line: (text, x, width, size, bottom of its box); boxes as tall as their size.
+    static func line(_ parts: [(String, Int, Int, Double, Int)]) -> [LayerCharacter] {
+        parts.flatMap { part -> [LayerCharacter] in
+            let (text, x, width, size, bottom) = part
+            return text.unicodeScalars.enumerated().map { index, scalar in
+                LayerCharacter(scalar: scalar, box: PixelBox(x: x + index * width, y: bottom - Int(size), width: width, height: Int(size)), size: size)
+            }
+        }
+    }
+
+    static func text(_ characters: [LayerCharacter]) -> String {
+        TextLayer.page(characters, width: 2_000, height: 200, language: nil, symbols: false).text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test("a raised number set close before a word parts from it; a lowered one and one after a word do not")
+    func footnotes() {
+        // "10" at 24 px, its bottom 12 px above the 40 px text's, touching the "A".
+        #expect(Self.text(Self.line([("10", 100, 12, 24, 88), ("A flight", 124, 20, 40, 100)])) == "10 A flight")
+        // A lowered 2 between H and O: a subscript, the same word.
+        #expect(Self.text(Self.line([("H", 100, 20, 40, 100), ("2", 120, 12, 24, 108), ("O", 132, 20, 40, 100)])) == "H2O")
+        // A mark after its word ("threshold,11 the"): nothing before it changes.
+        #expect(Self.text(Self.line([("threshold,", 100, 20, 40, 100), ("11", 300, 12, 24, 88), (" ", 324, 20, 40, 100), ("the", 344, 20, 40, 100)]))
+                == "threshold,11 the")
+    }
+}
