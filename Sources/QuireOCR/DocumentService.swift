@@ -96,18 +96,10 @@ public enum DocumentService {
             }
             switch outcome {
             case .success(let frames):
-                guard plan.searchablePDF, let first = frames.first, var result = try? JSONDecoder().decode(OCRResult.self, from: Data(first)) else {
+                guard plan.searchablePDF, let first = frames.first, let result = try? JSONDecoder().decode(OCRResult.self, from: Data(first)) else {
                     return frames
                 }
-                let started = Instant.now()
-                let pdf = PDFSniff.isPDF(request.body[1])
-                    ? try Outputs.pdf(result, pdf: request.body[1], fontPath: fontPath)
-                    : try Outputs.pdf(result, image: request.body[1], fontPath: fontPath)
-                result.attachments = [.init(output: OCRRequest.Output.pdf.rawValue, frame: 2, mediaType: "application/pdf", size: pdf.count)]
-                result.metadata.timings.encodeMs += Instant.now().seconds(since: started) * 1_000
-                do { return [try result.jsonBytes(), pdf] } catch {
-                    throw WireError(.internal, "the result holds a number JSON cannot carry (\(error.value))")
-                }
+                return try Outputs.replyFrames(result, pdf: (request.body[1], fontPath))
             case .failure(let error as WireError): throw error
             case .failure(let error as ClientError):
                 throw error.remote ?? WireError(.serviceUnavailable, "the document's pages could not be sent through the broker: \(error)")
@@ -181,9 +173,7 @@ public enum DocumentService {
             if case .failure(let error)? = replies.first { throw error }
             throw WireError(.internal, "no page of the document was read")
         }
-        do { return [try merged.jsonBytes()] } catch {
-            throw WireError(.internal, "the result holds a number JSON cannot carry (\(error.value))")
-        }
+        return try Outputs.replyFrames(merged)
     }
 
     /// A finished page job's reply frames, asked for with the broker holding each ask up to 20 s.

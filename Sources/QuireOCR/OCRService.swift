@@ -1,5 +1,4 @@
 import Foundation
-import QuireSupport
 import QuireWire
 import QuireWorker
 
@@ -25,24 +24,9 @@ public enum OCRService {
                 throw WireError(.badRequest, "an ocr request has 2 frames (JSON options, image bytes); got \(request.body.count)")
             }
             let options = try OCRRequest.parse(request.body[0])
-            var (result, _) = try recognizer.recognize(options, image: request.body[1])
-            // Binary outputs travel as frames after the JSON (never base64 inside it); the result
-            // says which frame holds what.
-            var attachments: [[UInt8]] = []
-            if options.outputs?.contains(.pdf) == true {
-                let started = Instant.now()
-                let fontPath = Outputs.fontPath(dataPath: recognizer.configuration.dataPath)
-                let pdf = PDFSniff.isPDF(request.body[1])
-                    ? try Outputs.pdf(result, pdf: request.body[1], fontPath: fontPath)
-                    : try Outputs.pdf(result, image: request.body[1], fontPath: fontPath)
-                result.attachments = [.init(output: OCRRequest.Output.pdf.rawValue, frame: 2, mediaType: "application/pdf", size: pdf.count)]
-                result.metadata.timings.encodeMs += Instant.now().seconds(since: started) * 1_000
-                attachments.append(pdf)
-            }
-            // The bytes JSONEncoder (sorted keys, unescaped slashes) would write, at a tenth of its cost.
-            do { return [try result.jsonBytes()] + attachments } catch {
-                throw WireError(.internal, "the result holds a number JSON cannot carry (\(error.value))")
-            }
+            let (result, _) = try recognizer.recognize(options, image: request.body[1])
+            let wantsPDF = options.outputs?.contains(.pdf) == true
+            return try Outputs.replyFrames(result, pdf: wantsPDF ? (request.body[1], Outputs.fontPath(dataPath: recognizer.configuration.dataPath)) : nil)
         }
     }
 }
