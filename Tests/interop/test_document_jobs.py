@@ -21,8 +21,13 @@ import zmq
 import ocr_images as oi
 import test_pdf_input as tp
 from conftest import Proc, free_port, wait_service
-from test_ocr import _env, page_lines, quire_bin, start_stack, validate_result, zctx  # noqa: F401
+from test_ocr import _env, _validate, _validator, page_lines, quire_bin, start_stack, validate_result, zctx  # noqa: F401
 from test_pdf_input import scanned
+from test_titanic import SCHEMAS, status_validator
+
+# What these tests see on the wire is checked against proto-json: every progress report and status.
+PROGRESS = _validator("job-progress.schema.json")
+STATUS = status_validator()
 
 PAGES = 60
 
@@ -43,7 +48,9 @@ def run(quire_bin, *args, timeout=120):
 def status(quire_bin, url, job):
     p = run(quire_bin, "status", job, "--broker", url)
     assert p.returncode == 0, p.stderr.decode()
-    return json.loads(p.stdout)
+    doc = json.loads(p.stdout)
+    _validate(STATUS, doc, "titanic.status")
+    return doc
 
 
 def snapshot_workers(stats_url, ctx, service):
@@ -160,7 +167,10 @@ def test_a_document_request_answers_typed_errors_and_reads_images_too(quire_bin,
         result = validate_result(json.loads(lines[-1]))
         assert [page["pageNumber"] for page in result["pages"]] == [3, 1]
         assert [ln["text"] for ln in page_lines(result["pages"][0])] == drawings[2].lines
-        assert 'partial: {"progress":{"done":2,"total":2}}' in out, out
+        reports = [json.loads(line[len("partial: "):]) for line in out.splitlines() if line.startswith("partial: ")]
+        for report in reports:
+            _validate(PROGRESS, report, "a progress report")
+        assert [r["progress"]["done"] for r in reports] == [0, 1, 2] and {r["progress"]["total"] for r in reports} == {2}, reports
         png = tmp_path / "one.png"
         drawings[0].image.save(png)
         lines, _ = call("{}", png)
@@ -298,3 +308,11 @@ def test_with_auth_on_the_document_worker_submits_pages_as_its_own_client(quire_
     finally:
         for proc in reversed(st.processes):
             proc.stop()
+
+
+def test_the_status_schema_examples_are_valid():
+    """titanic-status.schema.json's examples, a running document job's progress among them."""
+    examples = json.load(open(SCHEMAS / "titanic-status.schema.json"))["examples"]
+    assert any("progress" in e for e in examples)
+    for example in examples:
+        _validate(STATUS, example, "an example")
