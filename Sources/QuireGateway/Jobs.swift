@@ -132,12 +132,12 @@ public struct JobBackend: Sendable {
 
     /// The frames after `200`, or the status and the failure it stands for.
     static func reply(_ frames: [[UInt8]]) -> Result<[[UInt8]], TitanicRefusal> {
-        let status = frames.first.flatMap(Titanic.status(of:))
-        if status == .ok { return .success(Array(frames.dropFirst())) }
-        let error = frames.count > 1 ? WireError(jsonFrame: frames[1]) : nil
-        let failure = error.map(GatewayFailure.init) ?? GatewayFailure(status == .error ? .unavailable : .internal,
-                                                                       "the broker answered \(frames.first.map { String(decoding: $0, as: UTF8.self) } ?? "nothing")")
-        return .failure(TitanicRefusal(code: status, wire: error, failure: failure))
+        Titanic.outcome(of: frames).mapError { refusal in
+            let failure = refusal.error.map(GatewayFailure.init) ?? GatewayFailure(
+                refusal.status == .error ? .unavailable : .internal,
+                "the broker answered \(frames.isEmpty ? "nothing" : refusal.statusText)")
+            return TitanicRefusal(code: refusal.status, wire: refusal.error, failure: failure)
+        }
     }
 
     static func failure(_ error: any Error) -> GatewayFailure {

@@ -180,16 +180,16 @@ public enum DocumentService {
     static func result(of id: String, client: QuireClient, envelope: [UInt8]?) async throws -> [[UInt8]] {
         while true {
             let frames = try await client.request(service: Titanic.reply, body: [Array(id.utf8)] + (envelope.map { [$0] } ?? []))
-            switch frames.first.flatMap(Titanic.status(of:)) {
-            case .ok: return Array(frames.dropFirst())
-            case .pending: continue
-            case .unknown where frames.count > 1 && frames[0] != Array("400 \(WireError.Code.unknownJob.rawValue)".utf8):
+            switch Titanic.outcome(of: frames) {
+            case .success(let reply): return reply
+            case .failure(let refusal) where refusal.status == .pending: continue
+            case .failure(let refusal) where refusal.status == .unknown && refusal.error != nil
+                && refusal.statusText != "400 \(WireError.Code.unknownJob.rawValue)":
                 // The page job ended without a result (`400 dead`, `expired`, `cancelled`): that page
                 // failed, with the job's last error; the other pages still count.
                 return [frames[1]]
-            default:
-                if frames.count > 1, let error = WireError(jsonFrame: frames[1]) { throw error }
-                throw WireError(.internal, "titanic.reply for page job \(id) answered \(frames.first.map { String(decoding: $0, as: UTF8.self) } ?? "nothing")")
+            case .failure(let refusal):
+                throw refusal.error ?? WireError(.internal, "titanic.reply for page job \(id) answered \(frames.isEmpty ? "nothing" : refusal.statusText)")
             }
         }
     }
@@ -197,12 +197,13 @@ public enum DocumentService {
     /// Sends a `titanic.*` request: the frames after `200`, or the broker's typed refusal thrown.
     static func titanic(_ client: QuireClient, _ service: String, _ body: [[UInt8]]) async throws -> [[UInt8]] {
         let frames = try await client.request(service: service, body: body)
-        guard let first = frames.first, Titanic.status(of: first) == .ok else {
-            if frames.count > 1, let error = WireError(jsonFrame: frames[1]) { throw error }
-            if let first = frames.first, let error = WireError(jsonFrame: first) { throw error }
-            throw WireError(.internal, "\(service) answered \(frames.first.map { String(decoding: $0, as: UTF8.self) } ?? "nothing")")
+        switch Titanic.outcome(of: frames) {
+        case .success(let rest): return rest
+        case .failure(let refusal):
+            // A refusal's error follows its status; one the broker sends alone (a missing token) is frame 1.
+            throw refusal.error ?? frames.first.flatMap { WireError(jsonFrame: $0) }
+                ?? WireError(.internal, "\(service) answered \(frames.isEmpty ? "nothing" : refusal.statusText)")
         }
-        return Array(frames.dropFirst())
     }
 
     /// The page's JSON frame with its job options (the idempotency key) and the token.

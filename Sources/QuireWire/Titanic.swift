@@ -23,6 +23,40 @@ public enum Titanic {
         return Status(rawValue: String(decoding: frame.prefix(3), as: UTF8.self))
     }
 
+    /// A `titanic.*` reply other than `200`: its status (nil when the first frame is none), that frame
+    /// as text, and the typed error Quire's broker puts after it.
+    public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
+        public var status: Status?
+        public var statusText: String
+        public var error: WireError?
+
+        public init(status: Status?, statusText: String, error: WireError?) {
+            self.status = status
+            self.statusText = statusText
+            self.error = error
+        }
+
+        public var description: String {
+            if let error { return error.description }
+            switch status {
+            case .pending: return "not finished yet"
+            case .unknown: return "unknown job"
+            case .error: return "the broker failed; try again later"
+            default: return "unexpected reply '\(statusText)'"
+            }
+        }
+    }
+
+    /// A `titanic.*` reply read: the frames after `200`, or the refusal. The CLI's verbs, the gateway's
+    /// job routes and `ocr.document` all read replies so.
+    public static func outcome(of frames: [[UInt8]]) -> Result<[[UInt8]], Refusal> {
+        guard let first = frames.first else { return .failure(Refusal(status: nil, statusText: "", error: nil)) }
+        let status = status(of: first)
+        if status == .ok { return .success(Array(frames.dropFirst())) }
+        return .failure(Refusal(status: status, statusText: String(decoding: first, as: UTF8.self),
+                                error: frames.count > 1 ? WireError(jsonFrame: frames[1]) : nil))
+    }
+
     /// The reply to a refused Titanic request: `500 <code>` when asking again later may help (busy, a
     /// failing disk), `400 <code>` when it will not, then the typed error.
     public static func refusal(_ error: WireError) -> [[UInt8]] {

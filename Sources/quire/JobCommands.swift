@@ -284,21 +284,7 @@ enum JobCommands {
 }
 
 /// A Titanic reply other than `200`: its status and, from Quire's broker, the typed error.
-struct TitanicFailure: Error, CustomStringConvertible {
-    var status: Titanic.Status?
-    var statusText: String
-    var error: WireError?
-
-    var description: String {
-        if let error { return error.description }
-        switch status {
-        case .pending: return "not finished yet"
-        case .unknown: return "unknown job"
-        case .error: return "the broker failed; try again later"
-        default: return "unexpected reply '\(statusText)'"
-        }
-    }
-}
+typealias TitanicFailure = Titanic.Refusal
 
 extension Preflight {
     func explain(_ failure: TitanicFailure) -> TitanicFailure {
@@ -310,12 +296,5 @@ extension Preflight {
 
 /// Sends one request to a `titanic.*` service: the frames after `200`, or the failure.
 func titanic(_ client: QuireClient, _ service: String, _ body: [[UInt8]]) async throws -> Result<[[UInt8]], TitanicFailure> {
-    let frames = try await client.request(service: service, body: body)
-    guard let first = frames.first else {
-        return .failure(TitanicFailure(status: nil, statusText: "", error: nil))
-    }
-    let status = Titanic.status(of: first)
-    if status == .ok { return .success(Array(frames.dropFirst())) }
-    let error = frames.count > 1 ? WireError(jsonFrame: frames[1]) : nil
-    return .failure(TitanicFailure(status: status, statusText: String(decoding: first, as: UTF8.self), error: error))
+    Titanic.outcome(of: try await client.request(service: service, body: body))
 }
