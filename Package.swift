@@ -39,6 +39,8 @@ let package = Package(
         .systemLibrary(name: "CTesseract", providers: [.apt(["libtesseract-dev", "libleptonica-dev"])]),
         .systemLibrary(name: "CSodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        // PostgreSQL's client library: the job store several brokers can share.
+        .systemLibrary(name: "CLibPQ", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CHeif", providers: [.apt(["libheif-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
 
@@ -48,7 +50,7 @@ let package = Package(
         .target(name: "QuireHTTP", dependencies: ["CMicroHTTPD"]),
         .target(name: "QuireWire"),
         // The broker verifies tokens (QuireJWT) and never links the issuing side (QuireTokens).
-        .target(name: "QuireBroker", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport", "QuireStats", "QuireJWT", "CSQLite"]),
+        .target(name: "QuireBroker", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport", "QuireStats", "QuireJWT", "CSQLite", "CLibPQ"]),
         .target(name: "QuireWorker", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport"]),
         // Stats: the snapshot model, histogram and renderers (no sockets), and the monitoring tools
         // that subscribe to the broker's stats socket (terminal view, Prometheus exporter).

@@ -51,7 +51,20 @@ public final class Broker: Sendable {
         var jobs: JobMachine?
         var checkpointer: Checkpointer?
         var lock: DataFolderLock?
-        if let jobConfiguration = configuration.jobs {
+        if let jobConfiguration = configuration.jobs, let uri = jobConfiguration.store {
+            let opened = try PostgresJobStore(connectionString: uri)
+            let serving = try opened.takeOver(keepWaiting: { !stopRequested.load(ordering: .acquiring) }) {
+                logger.notice("another broker serves the job store: standing by to take over", metadata: ["store": opened.location])
+            }
+            guard serving else {
+                logger.notice("broker stopped while standing by", metadata: ["store": opened.location])
+                return
+            }
+            jobs = try opened.recoverMachine(configuration: jobConfiguration, now: wallClockMilliseconds())
+            store = opened
+            let active = jobs?.activeCount ?? 0
+            logger.notice("durable jobs on", metadata: ["store": opened.location, "active": String(active), "schema": String(opened.schemaVersion)])
+        } else if let jobConfiguration = configuration.jobs {
             lock = try DataFolderLock(directory: jobConfiguration.directory)
             let opened = try JobStore(directory: jobConfiguration.directory, maxBytes: jobConfiguration.maxStoreBytes)
             let walCheckpointer = Checkpointer(path: opened.path, interval: 200, logger: logger)
@@ -67,15 +80,16 @@ public final class Broker: Sendable {
             if active > 0 { logger.notice("recovered durable jobs", metadata: ["jobs": String(active), "store": opened.path]) }
             logger.notice("durable jobs on", metadata: ["store": opened.path, "active": String(active)])
         } else {
-            logger.notice("durable jobs off: no data folder (--data or QUIRE_DATA)")
+            logger.notice("durable jobs off: no data folder (--data or QUIRE_DATA) and no store (--store or QUIRE_STORE)")
         }
         defer { withExtendedLifetime(lock) {} }
         // Stops the checkpoint thread once the loop has ended.
         defer { checkpointer?.stop() }
-        try serve(jobs: jobs, store: store, onBound: onBound)
+        if let lost = try serve(jobs: jobs, store: store, onBound: onBound) { throw lost }
     }
 
-    private func serve(jobs: JobMachine?, store: (any JobStorage)?, onBound: (String) -> Void) throws(ZMQError) {
+    /// Serves until stopped; returns the store's failure when it was the store's loss that stopped it.
+    private func serve(jobs: JobMachine?, store: (any JobStorage)?, onBound: (String) -> Void) throws(ZMQError) -> JobStoreError? {
         let socket = try Socket(context: context, type: .router)
         try socket.setRouterMandatory(true)
         try socket.setSendHighWaterMark(100_000)
@@ -110,6 +124,7 @@ public final class Broker: Sendable {
         var loop = Loop(machine: BrokerMachine(broker: state, jobs: jobs), socket: socket, storage: storage, logger: logger)
         let poller = Poller([.socket(socket, .readable), .descriptor(wakeup.descriptor, .readable)])
         var nextTick = Instant.now() + tickInterval
+        var lostStore: JobStoreError?
 
         do {
             while !stopRequested.load(ordering: .acquiring) {
@@ -117,6 +132,12 @@ public final class Broker: Sendable {
                 let ready = try poller.poll(timeoutMilliseconds: Int(timeout))
                 if ready[1].contains(.readable) { wakeup.drain() }
                 try loop.takeStorageEvents()
+                // A store lost is a claim lost: another broker may be serving it already (PostgresJobStore).
+                if let lost = storage?.lostStore {
+                    logger.error("lost the job store: stopping, so that a broker holding it serves the jobs", metadata: ["error": lost.description])
+                    lostStore = lost
+                    break
+                }
                 if ready[0].contains(.readable) {
                     // Drain a batch, then give timers a turn so heartbeats never starve under load.
                     var budget = 4_096
@@ -146,6 +167,7 @@ public final class Broker: Sendable {
         } catch let error where error.isTerminated {
             logger.notice("broker stopped: context terminated", metadata: ["endpoint": bound])
         }
+        return lostStore
     }
 
     /// The only place that touches the socket, the job store and the clock: feeds the machine events

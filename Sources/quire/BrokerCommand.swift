@@ -60,27 +60,40 @@ enum BrokerCommand {
     }
 }
 
-/// The durable-job options `quire broker` and `quire up` share: the data folder, which turns jobs
-/// on, and ``JobConfiguration/settings``.
+/// The durable-job options `quire broker` and `quire up` share: the data folder or a PostgreSQL store,
+/// either of which turns jobs on, and ``JobConfiguration/settings``.
 enum DurableJobOptions {
+    static let store = Option(
+        "store", variable: "QUIRE_STORE",
+        SettingValue<String>(placeholder: "URI", expectation: JobConfiguration.storeExpectation,
+                             parse: { JobConfiguration.isPostgreSQL($0) ? $0 : nil }, format: { $0 }),
+        help: "a PostgreSQL job store brokers on several machines share: one serves it, the others stand by to take over",
+        defaultNote: "jobs.sqlite3 in the data folder")
+
     static func group(defaults: BrokerConfiguration, dataNote: String? = nil) -> OptionGroup {
         var data = DataDirectory.option.info
         data.help = "folder of the job store, jobs.sqlite3"
         data.defaultText = dataNote ?? "none: jobs off"
-        return OptionGroup("Durable jobs (titanic.*), on when a data folder is given:",
-                           options: [data] + OptionGroup(JobConfiguration.settings, defaults: defaults.jobs ?? JobConfiguration(directory: "")).options)
+        return OptionGroup("Durable jobs (titanic.*), on when a data folder or a store is given:",
+                           options: [data, store.info] + OptionGroup(JobConfiguration.settings, defaults: defaults.jobs ?? JobConfiguration(directory: "")).options)
     }
 
-    /// The job store's configuration: `--data`, else `QUIRE_DATA`, else `defaultDirectory`, with the
-    /// settings applied; `nil` when no data folder is named anywhere.
+    /// The job store's configuration: `--store`, else `QUIRE_STORE`, for PostgreSQL; the data folder
+    /// `--data`, else `QUIRE_DATA`, else `defaultDirectory`, for SQLite; with the settings applied.
+    /// `nil` when neither names a store.
     static func configuration(_ invocation: Invocation, defaultDirectory: String? = nil) throws(UsageError) -> JobConfiguration? {
-        guard let directory = try invocation.value(DataDirectory.option) ?? defaultDirectory else {
+        let store = try invocation.value(store)
+        guard let directory = try invocation.value(DataDirectory.option) ?? defaultDirectory ?? (store == nil ? nil : "") else {
             for flag in JobConfiguration.settings.compactMap(\.flag) where invocation.isGiven(flag: flag) {
-                throw UsageError(command: invocation.command, message: "--\(flag) needs a data folder (--data DIR or QUIRE_DATA)")
+                throw UsageError(command: invocation.command, message: "--\(flag) needs a job store (--data DIR or --store URI)")
             }
             return nil
         }
-        return try invocation.configured(JobConfiguration(directory: directory), JobConfiguration.settings)
+        let configuration = try invocation.configured(JobConfiguration(directory: directory, store: store), JobConfiguration.settings)
+        if store != nil, configuration.maxStoreBytes != nil {
+            throw UsageError(command: invocation.command, message: "--max-store-bytes caps the SQLite store; a PostgreSQL store's limits are its server's")
+        }
+        return configuration
     }
 }
 

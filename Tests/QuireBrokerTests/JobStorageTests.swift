@@ -7,23 +7,29 @@ import ZeroMQ
 
 @testable import QuireBroker
 
-/// The promises every job store keeps, held against each: SQLite on disk (``JobStore``) and the one in
-/// memory the machine's tests run on (``MemoryJobStorage``).
+/// The promises every job store keeps, held against each: SQLite on disk (``JobStore``), PostgreSQL
+/// (``PostgresJobStore``, on the server `scripts/test` starts) and the one in memory the machine's tests
+/// run on (``MemoryJobStorage``).
 @Suite("Job storage: every store keeps the same promises")
 struct JobStorageConformanceTests {
-    enum Kind: String, CaseIterable, Sendable { case sqlite, memory }
+    enum Kind: String, CaseIterable, Sendable { case sqlite, postgresql, memory }
 
     /// A fresh store of `kind`, and a way to open it again as a restarted broker would.
     final class Subject {
         let kind: Kind
         let directory = NSTemporaryDirectory() + "quire-jobstorage-\(UUID().uuidString)"
         private var memory: MemoryJobStorage?
+        private var schema: TestSchema?
         private(set) var store: any JobStorage
 
         init(_ kind: Kind) throws {
             self.kind = kind
             switch kind {
             case .sqlite: store = try JobStore(directory: directory)
+            case .postgresql:
+                let made = try TestSchema()
+                schema = made
+                store = try made.servingStore()
             case .memory:
                 let made = MemoryJobStorage()
                 memory = made
@@ -36,6 +42,10 @@ struct JobStorageConformanceTests {
             switch kind {
             case .sqlite:
                 store = try JobStore(directory: directory)
+            case .postgresql:
+                // The old connection goes first, and its lock with it, as when a broker stops.
+                store = MemoryJobStorage()
+                store = try schema!.servingStore()
             case .memory:
                 break  // the same dictionaries: what memory keeps across a "restart" is what it held
             }

@@ -7,6 +7,9 @@ public struct JobConfiguration: Sendable, Equatable {
     /// The folder that holds `jobs.sqlite3` (and its WAL). One broker per folder: a lock file keeps a
     /// second broker out.
     public var directory: String
+    /// A PostgreSQL connection string (`postgresql://…`) for a store several brokers share (one serves
+    /// it at a time, the others stand by: ``PostgresJobStore``); `nil`: SQLite in ``directory``.
+    public var store: String?
     /// Services jobs may target before any worker for them has been seen (a worker that has registered
     /// once is remembered in the store).
     public var services: Set<String>
@@ -36,6 +39,7 @@ public struct JobConfiguration: Sendable, Equatable {
 
     public init(
         directory: String,
+        store: String? = nil,
         services: Set<String> = [],
         maxActiveJobs: Int = 100_000,
         maxActiveBytes: Int = 4 << 30,
@@ -50,6 +54,7 @@ public struct JobConfiguration: Sendable, Equatable {
         maxStoreBytes: Int? = nil
     ) {
         self.directory = directory
+        self.store = store
         self.services = services
         self.maxActiveJobs = maxActiveJobs
         self.maxActiveBytes = maxActiveBytes
@@ -64,12 +69,25 @@ public struct JobConfiguration: Sendable, Equatable {
         self.maxStoreBytes = maxStoreBytes
     }
 
-    /// `QUIRE_DATA` names the folder; without it, `nil` (no durable jobs). The other variables of
-    /// ``settings`` override the defaults.
+    /// `QUIRE_DATA` names the folder, `QUIRE_STORE` a PostgreSQL store; with neither, `nil` (no
+    /// durable jobs). The other variables of ``settings`` override the defaults.
     public init?(environment: [String: String]) throws(ConfigurationError) {
-        guard let directory = environment["QUIRE_DATA"], !directory.isEmpty else { return nil }
-        self.init(directory: directory)
+        let directory = environment["QUIRE_DATA"] ?? ""
+        let store = environment["QUIRE_STORE"].flatMap { $0.isEmpty ? nil : $0 }
+        guard !directory.isEmpty || store != nil else { return nil }
+        if let store, !Self.isPostgreSQL(store) {
+            throw ConfigurationError(source: "QUIRE_STORE", message: Self.storeExpectation)
+        }
+        self.init(directory: directory, store: store)
         try Self.settings.applyEnvironment(environment, to: &self)
+    }
+
+    /// What `--store` takes.
+    public static let storeExpectation = "a PostgreSQL URI: postgresql://[user@]host[:port]/database[?sslmode=…] (the password from PGPASSWORD or a password file, not the URI)"
+
+    /// A `postgresql://` or `postgres://` URI, the forms libpq takes as a URI.
+    public static func isPostgreSQL(_ store: String) -> Bool {
+        store.hasPrefix("postgresql://") || store.hasPrefix("postgres://")
     }
 
     /// What `quire broker` and `quire up` let their users set about durable jobs, each setting declared

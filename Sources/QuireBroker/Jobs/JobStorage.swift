@@ -44,6 +44,8 @@ final class StorageThread: @unchecked Sendable {
         var done: [BrokerMachine.Event] = []
         var busy = false
         var stopping = false
+        /// The store is gone (``JobStoreError/Kind/lost``): the broker must stop.
+        var lost: JobStoreError?
     }
     private let queue = Mutex(Queue())
     private let workReady = DispatchSemaphore(value: 0)
@@ -68,6 +70,9 @@ final class StorageThread: @unchecked Sendable {
         queue.withLock { $0.work.append(work) }
         workReady.signal()
     }
+
+    /// Set once the store reported its connection lost: the broker stops serving.
+    var lostStore: JobStoreError? { queue.withLock { $0.lost } }
 
     /// The events of the work done since the last call, in order.
     func takeEvents() -> [BrokerMachine.Event] {
@@ -106,6 +111,7 @@ final class StorageThread: @unchecked Sendable {
             }) {
                 let events = perform(work)
                 queue.withLock { queue in
+                    if queue.lost == nil { queue.lost = Self.lostError(in: events) }
                     queue.done += events
                     queue.busy = false
                 }
@@ -114,6 +120,17 @@ final class StorageThread: @unchecked Sendable {
             }
             if queue.withLock({ $0.stopping && $0.work.isEmpty }) { return }
         }
+    }
+
+    private static func lostError(in events: [BrokerMachine.Event]) -> JobStoreError? {
+        for event in events {
+            switch event {
+            case .commitFailed(_, let error) where error.kind == .lost: return error
+            case .loaded(_, .failed(let error)) where error.kind == .lost: return error
+            default: continue
+            }
+        }
+        return nil
     }
 
     /// Does one piece of work, or several persists in one transaction; their events in order.
@@ -136,6 +153,7 @@ final class StorageThread: @unchecked Sendable {
                 if swept > 0 { logger.info("swept expired job results", metadata: ["jobs": String(swept)]) }
             } catch {
                 logger.error("job sweep failed", metadata: ["error": error.description])
+                if error.kind == .lost { queue.withLock { $0.lost = $0.lost ?? error } }
             }
             return []
         case .persist, nil:

@@ -63,7 +63,9 @@ public struct JobRecord: Sendable, Equatable {
 
 /// A failure of the job store, by kind: what the client is told depends on it.
 public struct JobStoreError: Error, Sendable, CustomStringConvertible {
-    public enum Kind: String, Sendable { case full, readOnly = "read_only", busy, other }
+    /// `lost`: the connection to a store across the network is gone, and with it the broker's claim to
+    /// the store; the broker stops (``PostgresJobStore``).
+    public enum Kind: String, Sendable { case full, readOnly = "read_only", busy, lost, other }
     public var kind: Kind
     public var message: String
 

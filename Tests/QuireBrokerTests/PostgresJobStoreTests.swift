@@ -1,0 +1,161 @@
+import Foundation
+import QuireSupport
+import Testing
+
+@testable import QuireBroker
+
+/// A schema of its own on the test server (`QUIRE_TEST_POSTGRES`, which `scripts/test` starts with
+/// `scripts/test-postgres`), dropped when done: every test's store starts empty, and tests run in
+/// parallel without seeing each other's jobs or locks.
+final class TestSchema {
+    let name = "test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+    let server: String
+    private let admin: PostgresConnection
+
+    init() throws {
+        guard let server = ProcessInfo.processInfo.environment["QUIRE_TEST_POSTGRES"], !server.isEmpty else {
+            throw JobStoreError(kind: .other, message: "QUIRE_TEST_POSTGRES is not set: run the tests with scripts/test, which starts a PostgreSQL server for them (scripts/test-postgres)")
+        }
+        self.server = server
+        admin = try PostgresConnection(server)
+        try admin.execute("CREATE SCHEMA \(name)")
+    }
+
+    deinit { try? admin.execute("DROP SCHEMA \(name) CASCADE") }
+
+    /// The store's URI: the server's, with this schema first in the search path.
+    var uri: String { server + (server.contains("?") ? "&" : "?") + "options=-csearch_path%3D\(name)" }
+
+    /// A store that has taken the schema over (as a broker that serves it), failing rather than waiting.
+    func servingStore() throws -> PostgresJobStore {
+        let store = try PostgresJobStore(connectionString: uri)
+        guard try store.takeOver(keepWaiting: { false }, onWait: {}) else {
+            throw JobStoreError(kind: .busy, message: "another store serves \(name)")
+        }
+        return store
+    }
+
+    /// Runs SQL on the server as the test's administrator (not the store's connection).
+    func execute(_ sql: String) throws { try admin.execute(sql) }
+}
+
+@Suite("PostgreSQL job store: one broker serves it, the others stand by, a lost connection stops it")
+struct PostgresJobStoreTests {
+    func record(_ id: String, sequence: Int64) -> JobRecord {
+        JobRecord(id: id, service: "ocr", owner: "", idempotencyKey: nil, priority: .normal, state: .queued, attempts: 0, maxAttempts: 3,
+                  createdAt: 1_000, updatedAt: 1_000, startedAt: nil, finishedAt: nil, notBefore: 1_000, deadline: nil, resultTTL: 60_000,
+                  expiresAt: nil, sequence: sequence, requestBytes: 1, lastError: nil)
+    }
+
+    func batch(_ records: JobRecord...) -> [JobBatch] {
+        var batch = JobBatch()
+        batch.now = 1_000
+        batch.inserts = records.map { JobBatch.Insert(record: $0, request: [[0, 1, 2], []], submitters: []) }
+        return [batch]
+    }
+
+    @Test("a second broker on the store stands by until the first's session ends, then takes over with every job")
+    func standby() throws {
+        let schema = try TestSchema()
+        var first: PostgresJobStore? = try schema.servingStore()
+        try first!.write(batch(record("a", sequence: 1)))
+
+        let second = try PostgresJobStore(connectionString: schema.uri)
+        var waited = 0
+        var told = false
+        let tookOver = try second.takeOver(interval: Milliseconds(20), keepWaiting: {
+            waited += 1
+            if waited == 3 { first = nil }  // the serving broker stops: its connection, and the lock, go
+            return waited < 200
+        }, onWait: { told = true })
+        #expect(tookOver && told, "it waited, said so once, and took over")
+        #expect(first == nil)
+        let machine = try second.recoverMachine(configuration: JobRig.configuration, now: 2_000)
+        #expect(Set(machine.active.keys) == ["a"])
+        #expect(machine.lastSequence == 1)
+
+        let third = try PostgresJobStore(connectionString: schema.uri)
+        #expect(try third.takeOver(keepWaiting: { false }, onWait: {}) == false, "one broker serves a store at a time")
+    }
+
+    @Test("stores in different schemas of one database are served by brokers of their own")
+    func schemasApart() throws {
+        let one = try TestSchema()
+        let two = try TestSchema()
+        let a = try one.servingStore()
+        let b = try two.servingStore()
+        try a.write(batch(record("in-one", sequence: 1)))
+        #expect(try b.recoverMachine(configuration: JobRig.configuration, now: 2_000).active.isEmpty)
+    }
+
+    @Test("a connection the server ends is a lost store: writes, reads and sweeps say so, and nothing lands")
+    func lostConnection() throws {
+        let schema = try TestSchema()
+        let store = try schema.servingStore()
+        try store.write(batch(record("before", sequence: 1)))
+        // The server ends the store's session (an administrator, a failover, a network cut noticed).
+        try schema.execute("SELECT pg_terminate_backend(\(store.serverProcess))")
+        var failure: JobStoreError?
+        do {
+            try store.write(batch(record("after", sequence: 2)))
+        } catch {
+            failure = error
+        }
+        #expect(failure?.kind == .lost)
+        if case .failed(let error) = store.load(.request(id: "before")) { #expect(error.kind == .lost) } else { Issue.record("the read did not fail") }
+        #expect(throws: JobStoreError.self) { try store.sweepExpired(now: 5_000) }
+
+        let next = try schema.servingStore()
+        let machine = try next.recoverMachine(configuration: JobRig.configuration, now: 2_000)
+        #expect(Set(machine.active.keys) == ["before"], "the write after the loss did not land")
+    }
+
+    @Test("the schema is migrated once, recorded, and a newer schema than the broker knows is refused")
+    func migrations() throws {
+        let schema = try TestSchema()
+        do {
+            let store = try schema.servingStore()
+            #expect(store.schemaVersion == PostgresJobStore.migrations.count)
+        }
+        #expect(try schema.servingStore().schemaVersion == PostgresJobStore.migrations.count, "a second start changes nothing")
+        // A newer broker migrated the store since: this one must not write a schema it does not know.
+        try schema.execute("UPDATE \(schema.name).quire_schema SET version = 99")
+        #expect(throws: JobStoreError.self) { _ = try schema.servingStore() }
+    }
+
+    @Test("values travel as they are: any bytes in frames, quotes and non-ASCII in text, 64-bit numbers")
+    func values() throws {
+        let schema = try TestSchema()
+        let store = try schema.servingStore()
+        var odd = record("it's \"odd\"; DROP TABLE quire_jobs; -- é 中", sequence: Int64.max - 1)
+        odd.idempotencyKey = "key with 'quotes'"
+        odd.createdAt = -1
+        odd.lastError = Array(0...255)
+        var changes = JobBatch()
+        changes.inserts = [JobBatch.Insert(record: odd, request: [Array(0...255), [], [0]], submitters: [])]
+        try store.write([changes])
+        guard case .record(let read) = store.load(.job(id: odd.id, then: JobStorageConformanceTests.lookup)) else {
+            Issue.record("not read back"); return
+        }
+        #expect(read == odd)
+        guard case .frames(let frames) = store.load(.request(id: odd.id)) else { Issue.record("no request"); return }
+        #expect(frames == [Array(0...255), [], [0]])
+    }
+
+    @Test("where the store is, for logs, names no password")
+    func locationHidesPassword() throws {
+        let schema = try TestSchema()
+        let store = try PostgresJobStore(connectionString: schema.uri.replacingOccurrences(of: "quire@", with: "quire:s3cret@"))
+        #expect(!store.location.contains("s3cret"))
+        #expect(store.location.hasPrefix("postgresql://quire@"))
+    }
+
+    @Test("a server that cannot be reached is a lost store, with libpq's reason")
+    func unreachable() {
+        #expect {
+            _ = try PostgresJobStore(connectionString: "postgresql://nobody@/quire?host=/nonexistent-quire-socket-dir&connect_timeout=2")
+        } throws: { error in
+            (error as? JobStoreError)?.kind == .lost && "\(error)".contains("nonexistent-quire-socket-dir")
+        }
+    }
+}

@@ -1,0 +1,163 @@
+"""Durable jobs in a PostgreSQL store that brokers on several machines share (`quire broker --store`).
+
+One broker serves the store at a time; another started on it stands by and takes over when the first
+is gone (SIGKILLed, or its database session ended), with every accepted job. The store is the test
+server `scripts/test` starts (`QUIRE_TEST_POSTGRES`); each test gets a schema of its own.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import uuid
+
+import pytest
+
+from conftest import QUIRE_BIN, HB_MS, LIVENESS, Proc, free_port, fmt, try_mmi, wait_until
+from test_titanic import Titanic, start_echo
+
+
+def server():
+    uri = os.environ.get("QUIRE_TEST_POSTGRES")
+    if not uri:
+        pytest.fail("QUIRE_TEST_POSTGRES is not set: run the tests with scripts/test, which starts a PostgreSQL server (scripts/test-postgres)")
+    return uri
+
+
+def psql(sql):
+    return subprocess.run(["psql", server(), "-qAtc", sql], check=True, capture_output=True, text=True, timeout=30).stdout.strip()
+
+
+@pytest.fixture
+def store():
+    schema = "it_" + uuid.uuid4().hex
+    psql("CREATE SCHEMA %s" % schema)
+    yield server() + "&options=-csearch_path%%3D%s" % schema
+    psql("DROP SCHEMA %s CASCADE" % schema)
+
+
+def start_store_broker(ctx, procs, tmp_path, store, name, serving=True):
+    """A broker on `store`; waits until it serves (or, serving=False, until it says it stands by)."""
+    port = free_port()
+    url = "tcp://127.0.0.1:%d" % port
+    argv = [QUIRE_BIN, "broker", "--bind", url, "--store", store, "--auth", "off", "--heartbeat-interval-ms", str(HB_MS),
+            "--heartbeat-liveness", str(LIVENESS), "--request-timeout-ms", "5000"]
+    p = Proc(argv, tmp_path / ("%s-%d.log" % (name, port)))
+    procs.append(p)
+    p.url, p.port = url, port
+    if serving:
+        wait_until(lambda: (not p.alive()) or try_mmi(ctx, url, b"echo") is not None, 15, what="%s serving" % name)
+    else:
+        wait_until(lambda: (not p.alive()) or b"standing by" in open(p.log_path, "rb").read(), 15, what="%s standing by" % name)
+    assert p.alive(), "%s exited: %s" % (name, p.log_tail())
+    return p
+
+
+def lock_holder():
+    """The server process of the session that holds a broker's advisory lock."""
+    return psql("SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted")
+
+
+def submit_all(ctx, first_url, n, switch_at=None, on_switch=None, second_url=None):
+    """Submits n echo jobs with idempotency keys; at `switch_at`, calls on_switch and goes on at
+    second_url, resending what had no answer. Returns {job id: the result it must have}."""
+    t = Titanic(ctx, first_url)
+    url = first_url
+    expected, ids_by_key = {}, {}
+    for n in range(n):
+        key = "job-%d" % n
+        payload = os.urandom(32) + key.encode()
+        first = {"n": n, "job": {"idempotencyKey": key}}
+        if n == switch_at:
+            on_switch()
+            url = second_url
+            t.close()
+            t = Titanic(ctx, url)
+        while True:
+            try:
+                reply = t.ask("titanic.request", b"echo", json.dumps(first).encode(), payload, timeout=3.0)
+            except AssertionError:
+                reply = None
+            if reply is not None and reply[0] == b"200":
+                break
+            # No answer, or the store lost mid-write: resend on a fresh socket; the key makes it safe.
+            t.close()
+            t = Titanic(ctx, url)
+        job_id = reply[1]
+        assert ids_by_key.setdefault(key, job_id) == job_id
+        expected[job_id] = [b"200", json.dumps({"n": n}, separators=(",", ":")).encode(), payload]
+    return t, expected
+
+
+@pytest.mark.timeout_s(120)
+def test_jobs_survive_the_serving_broker_sigkilled_while_a_standby_takes_over(ctx, procs, tmp_path, store):
+    a = start_store_broker(ctx, procs, tmp_path, store, "broker-a")
+    b = start_store_broker(ctx, procs, tmp_path, store, "broker-b", serving=False)
+    assert try_mmi(ctx, b.url, b"echo") is None, "a standby does not serve"
+    start_echo(ctx, procs, tmp_path, a.url, delay_ms=4)
+    start_echo(ctx, procs, tmp_path, b.url, wait=False)
+
+    def kill_a():
+        a.p.send_signal(signal.SIGKILL)
+        a.p.wait(timeout=5)
+
+    t, expected = submit_all(ctx, a.url, 200, switch_at=100, on_switch=kill_a, second_url=b.url)
+    assert len(expected) == 200
+    for job_id, want in expected.items():
+        reply = t.result(job_id, timeout=60)
+        assert reply == want, "job %s: got %s, want %s" % (job_id, fmt(reply), fmt(want))
+    t.close()
+    log = open(b.log_path, "rb").read()
+    assert log.index(b"standing by") < log.index(b"durable jobs on"), "B stood by, then served"
+    assert psql("SELECT count(*) FROM quire_jobs WHERE state = 'done'".replace("quire_jobs", store_schema(store) + ".quire_jobs")) == "200"
+
+
+def store_schema(store):
+    return store.rsplit("%3D", 1)[1]
+
+
+@pytest.mark.timeout_s(60)
+def test_a_broker_whose_session_ends_stops_and_the_standby_serves_every_job(ctx, procs, tmp_path, store):
+    a = start_store_broker(ctx, procs, tmp_path, store, "broker-a")
+    b = start_store_broker(ctx, procs, tmp_path, store, "broker-b", serving=False)
+    start_echo(ctx, procs, tmp_path, a.url)
+    start_echo(ctx, procs, tmp_path, b.url, wait=False)
+    t, expected = submit_all(ctx, a.url, 20)
+    t.close()
+    # The database ends A's session: a failover, an administrator, a network cut the server noticed.
+    psql("SELECT pg_terminate_backend(%s)" % lock_holder())
+    wait_until(lambda: try_mmi(ctx, b.url, b"echo") is not None, 15, what="the standby serving")
+    # A learns it at its next write at the latest (this submission; its sweep, every 10 s, otherwise),
+    # answers that one with a typed error that says the job may not be stored, and stops.
+    t = Titanic(ctx, a.url)
+    try:
+        reply = t.ask("titanic.request", b"echo", b"{}", b"late", timeout=5.0)
+    except AssertionError:
+        reply = None  # only when A had already stopped, its sweep having found the session gone
+        assert not a.alive()
+    if reply is not None:
+        assert reply[0] == b"500 storage_failure" and b"lost its job store" in reply[1], fmt(reply)
+    t.close()
+    wait_until(lambda: not a.alive(), 15, what="broker A stopping")
+    assert a.p.returncode == 1
+    log = open(a.log_path, "rb").read()
+    assert b"lost the job store" in log and b"(lost)" in log, a.log_tail()
+    t = Titanic(ctx, b.url)
+    for job_id, want in expected.items():
+        assert t.result(job_id, timeout=30) == want
+    assert t.ask("titanic.request", b"echo", b"{}", b"after")[0] == b"200"
+    t.close()
+
+
+def test_bad_and_unreachable_stores_are_refused_with_the_reason_and_no_password(tmp_path):
+    bad = subprocess.run([QUIRE_BIN, "broker", "--bind", "tcp://127.0.0.1:%d" % free_port(), "--store", "mysql://x/y"],
+                         capture_output=True, text=True, timeout=20)
+    assert bad.returncode == 2 and "postgresql://" in bad.stderr, bad.stderr
+    capped = subprocess.run([QUIRE_BIN, "broker", "--store", server(), "--max-store-bytes", "100000"],
+                            capture_output=True, text=True, timeout=20)
+    assert capped.returncode == 2 and "SQLite" in capped.stderr, capped.stderr
+    gone = subprocess.run([QUIRE_BIN, "broker", "--bind", "tcp://127.0.0.1:%d" % free_port(), "--auth", "off", "--store",
+                           "postgresql://quire:s3cret@/quire?host=/nonexistent-quire-dir&connect_timeout=2"],
+                          capture_output=True, text=True, timeout=20)
+    assert gone.returncode == 1, gone.stderr
+    assert "nonexistent-quire-dir" in gone.stderr and "s3cret" not in gone.stderr + gone.stdout
