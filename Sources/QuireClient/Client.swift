@@ -89,6 +89,12 @@ public struct ClientError: Error, Sendable, Equatable, CustomStringConvertible {
 /// ``withClient(configuration:_:)`` so that the thread is always shut down.
 public final class QuireClient: Sendable {
     public let configuration: ClientConfiguration
+    /// The brokers `configuration.broker` names, in the order they are tried.
+    let endpoints: [String]
+    private let inUse = Atomic<Int>(0)
+
+    /// The broker requests go to now: the first named, until one stopped answering.
+    public var brokerInUse: String { endpoints[inUse.load(ordering: .relaxed)] }
     private let context: Context
     private let wakeup: Wakeup
     private let commands = Mutex<[Command]>([])
@@ -114,6 +120,8 @@ public final class QuireClient: Sendable {
 
     public init(configuration: ClientConfiguration, context: Context? = nil) throws(ZMQError) {
         self.configuration = configuration
+        let endpoints = BrokerEndpoints.split(configuration.broker)
+        self.endpoints = endpoints.isEmpty ? [configuration.broker] : endpoints
         if let context { self.context = context } else { self.context = try Context() }
         self.wakeup = try Wakeup()
         let thread = Thread { [self] in
@@ -139,8 +147,10 @@ public final class QuireClient: Sendable {
         let id = nextID.add(1, ordering: .relaxed).oldValue
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
+                // With several brokers, every one of them is tried before a request gives up.
                 let submission = Submission(id: id, service: service, body: body, timeout: timeout ?? configuration.timeout,
-                                            retries: max(0, retries ?? configuration.retries), continuation: continuation, onPartial: onPartial)
+                                            retries: max(endpoints.count - 1, retries ?? configuration.retries), continuation: continuation,
+                                            onPartial: onPartial)
                 if !enqueue(.submit(submission)) {
                     continuation.resume(throwing: ClientError(.closed, "the client is closed"))
                 }
@@ -183,6 +193,8 @@ public final class QuireClient: Sendable {
     /// request to request; one is replaced only when a reply may still be on its way (timeout, cancel).
     private final class Slot {
         var socket: Socket
+        /// Which of ``endpoints`` the socket is connected to.
+        var endpoint = 0
         /// The socket's ZMQ_FD: readable when the socket has news, which ZMQ_EVENTS then tells.
         var descriptor: Int32
         var submission: Submission?
@@ -208,12 +220,26 @@ public final class QuireClient: Sendable {
         // or were just used.
         var descriptors: [pollfd]?    // rebuilt only when a connection is added or replaced
         var activeCount = 0
+        // The broker in use; a request that times out moves every connection on to the next one
+        // (RFC 7's reliable client with several brokers: a broker that stopped answering is skipped).
+        var current = 0
 
         func newSocket() throws(ZMQError) -> Socket {
             let socket = try Socket(context: context, type: .dealer)
             try socket.applyCurve(configuration.curve)
-            try socket.connect(configuration.broker)
+            try socket.connect(endpoints[current])
             return socket
+        }
+
+        /// Slot `index`'s connection, now to the broker in use: replaced when it was made to another.
+        func reconnectIfMoved(_ index: Int) {
+            let slot = slots[index]
+            guard slot.endpoint != current, let fresh = try? newSocket(), let descriptor = try? fresh.fileDescriptor else { return }
+            slot.socket.close()
+            slot.socket = fresh
+            slot.descriptor = descriptor
+            slot.endpoint = current
+            descriptors = nil
         }
 
         /// Sends `submission` on slot `index`, or fails it.
@@ -246,6 +272,7 @@ public final class QuireClient: Sendable {
                 if let fresh = try? newSocket(), let descriptor = try? fresh.fileDescriptor {
                     slot.socket = fresh
                     slot.descriptor = descriptor
+                    slot.endpoint = current
                 }
                 descriptors = nil
             }
@@ -272,7 +299,9 @@ public final class QuireClient: Sendable {
                     index = free
                 } else if slots.count < configuration.maxInFlight {
                     do {
-                        slots.append(try Slot(socket: try newSocket()))
+                        let slot = try Slot(socket: try newSocket())
+                        slot.endpoint = current
+                        slots.append(slot)
                     } catch {
                         failEverything(ClientError(.transport, error.description))
                         return
@@ -284,6 +313,7 @@ public final class QuireClient: Sendable {
                 }
                 let submission = waiting[waitingHead]
                 waitingHead += 1
+                reconnectIfMoved(index)
                 send(submission, on: index, retriesLeft: submission.retries)
             }
             if waitingHead > 1024 && waitingHead * 2 > waiting.count {
@@ -364,6 +394,11 @@ public final class QuireClient: Sendable {
                     let slot = slots[index]
                     guard let submission = slot.submission, now >= slot.deadline else { continue }
                     let retriesLeft = slot.retriesLeft
+                    // Silence from the broker in use: the next one (once per broker, not per request).
+                    if slot.endpoint == current {
+                        current = (current + 1) % endpoints.count
+                        inUse.store(current, ordering: .relaxed)
+                    }
                     release(index, replace: true)
                     if retriesLeft > 0 {
                         idle.removeLast()   // the slot just released: reuse it at once

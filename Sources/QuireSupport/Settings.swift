@@ -252,7 +252,10 @@ extension Setting {
     }
 
     public static func broker(_ keyPath: WritableKeyPath<Root, String> & Sendable) -> Self {
-        Setting(keyPath, flag: "broker", variable: "QUIRE_BROKER", .string("ENDPOINT"), help: "the broker to connect to")
+        Setting(keyPath, flag: "broker", variable: "QUIRE_BROKER",
+                SettingValue<String>(placeholder: "ENDPOINT[,ENDPOINT…]", expectation: "one or more endpoints separated by commas",
+                                     parse: { BrokerEndpoints.split($0).isEmpty ? nil : $0 }, format: { $0 }),
+                help: "the broker to connect to; several, separated by commas: when one stops answering, the next")
     }
 
     public static func audience(_ keyPath: WritableKeyPath<Root, String> & Sendable) -> Self {
@@ -261,5 +264,13 @@ extension Setting {
 
     public static func issuer(_ keyPath: WritableKeyPath<Root, String> & Sendable) -> Self {
         Setting(keyPath, flag: "issuer", variable: "QUIRE_ISSUER", .string("NAME"), help: "the 'iss' tokens carry")
+    }
+}
+
+/// A `--broker` value: one endpoint, or several separated by commas (brokers that share a job store,
+/// or one name per machine), tried in turn when the one in use stops answering.
+public enum BrokerEndpoints {
+    public static func split(_ text: String) -> [String] {
+        text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 }

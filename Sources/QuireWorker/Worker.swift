@@ -170,7 +170,11 @@ public final class Worker: Sendable {
         var executing = false
         var readySent = false
 
-        var socket = try openSocket()
+        // Several brokers (`--broker a,b`): the worker serves one, and moves on to the next each time
+        // it has to reconnect (its broker went silent or said goodbye).
+        let endpoints = BrokerEndpoints.split(configuration.broker)
+        var endpoint = endpoints.first ?? configuration.broker
+        var socket = try openSocket(endpoint)
         var poller = Poller([.socket(socket, .readable), .descriptor(wakeup.descriptor, .readable)])
         var lastReceived = Instant.now()
         var lastSent = Instant.now()
@@ -183,7 +187,8 @@ public final class Worker: Sendable {
         }
 
         func reconnect(_ reason: String, sayGoodbye: Bool) throws {
-            logger.warning("reconnecting to the broker", metadata: ["reason": reason, "broker": configuration.broker, "backoff_ms": String(backoff.value)])
+            if endpoints.count > 1, let index = endpoints.firstIndex(of: endpoint) { endpoint = endpoints[(index + 1) % endpoints.count] }
+            logger.warning("reconnecting to the broker", metadata: ["reason": reason, "broker": endpoint, "backoff_ms": String(backoff.value)])
             // A broker that only seemed silent should forget this connection rather than dispatch to
             // it; after the broker's own DISCONNECT nothing more may be sent (RFC 18).
             if sayGoodbye && readySent { _ = try? socket.send(MajordomoCodec.workerDisconnect(dialect), dontWait: true) }
@@ -196,7 +201,7 @@ public final class Worker: Sendable {
             let sleeper = Poller([.descriptor(wakeup.descriptor, .readable)])
             _ = try sleeper.poll(timeoutMilliseconds: Int(backoff.value + jitter))
             backoff = min(backoff * 2, configuration.reconnectMax)
-            socket = try openSocket()
+            socket = try openSocket(endpoint)
             poller = Poller([.socket(socket, .readable), .descriptor(wakeup.descriptor, .readable)])
             lastReceived = Instant.now()
         }
@@ -206,7 +211,7 @@ public final class Worker: Sendable {
                 if !readySent && !executing && !stopping {
                     try send(MajordomoCodec.workerReady(dialect, service: service.name))
                     readySent = true
-                    logger.info("worker ready", metadata: ["service": service.name, "broker": configuration.broker])
+                    logger.info("worker ready", metadata: ["service": service.name, "broker": endpoint])
                 }
                 if stopping && !executing {
                     if readySent { try send(MajordomoCodec.workerDisconnect(dialect)) }
@@ -308,12 +313,12 @@ public final class Worker: Sendable {
                      rssBytes: ProcessMemory.residentBytes() ?? 0, pid: getpid())
     }
 
-    private func openSocket() throws(ZMQError) -> Socket {
+    private func openSocket(_ endpoint: String) throws(ZMQError) -> Socket {
         let socket = try Socket(context: context, type: .dealer)
         try socket.setSendHighWaterMark(1_000)
         try socket.setReceiveHighWaterMark(1_000)
         try socket.applyCurve(configuration.curve)
-        try socket.connect(configuration.broker)
+        try socket.connect(endpoint)
         return socket
     }
 }

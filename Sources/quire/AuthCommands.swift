@@ -185,9 +185,9 @@ enum TokenCommand {
 
     static func run(_ invocation: Invocation) throws -> Int32 {
         guard invocation.positionals.isEmpty else { throw UsageError(command: "quire token", message: "unexpected argument '\(invocation.positionals[0])'") }
-        let configuration = try ClientOptions.configuration(invocation)
+        var configuration = try ClientOptions.configuration(invocation)
         // A broker without a token worker says so at once (MMI) instead of after the timeouts.
-        guard try Preflight.run(invocation, configuration: configuration, service: ReservedService.authToken, wantsToken: false) != nil else { return 1 }
+        guard try Preflight.run(invocation, configuration: &configuration, service: ReservedService.authToken, wantsToken: false) != nil else { return 1 }
         let response: TokenResponse
         do {
             if let job = try invocation.value(job) {

@@ -26,7 +26,7 @@ enum CallCommand {
         guard let service = invocation.positionals.first else {
             throw UsageError(command: invocation.command, message: "missing the service name")
         }
-        let configuration = try ClientOptions.configuration(invocation)
+        var configuration = try ClientOptions.configuration(invocation)
         var body: [[UInt8]] = []
         for frame in invocation.positionals.dropFirst() {
             if frame.hasPrefix("@") {
@@ -44,7 +44,7 @@ enum CallCommand {
         var preflight: Preflight?
         if !Preflight.isMMI(service) {
             let carriesToken = ClientAuth.isProtected(service) && body.first?.first == UInt8(ascii: "{")
-            guard let checked = try Preflight.run(invocation, configuration: configuration, service: service, wantsToken: carriesToken) else { return 1 }
+            guard let checked = try Preflight.run(invocation, configuration: &configuration, service: service, wantsToken: carriesToken) else { return 1 }
             if let token = checked.token, let first = body.first { body[0] = ClientAuth.insert(token, into: first) }
             preflight = checked
         }

@@ -103,13 +103,13 @@ enum JobCommands {
         // resend return the same job instead of a second one. Without --idempotency-key, a random one.
         let key = try invocation.value(idempotencyKey) ?? "quire-submit-" + (0..<16).map { _ in String(UInt8.random(in: 0...255), radix: 16) }.joined()
         let service = try invocation.value(Self.service, or: "ocr")
-        let configuration = try ClientOptions.configuration(invocation)
+        var configuration = try ClientOptions.configuration(invocation)
 
         // Nothing is submitted unless every file can be read.
         let (inputs, readFailures) = readInputs(files, command: command)
         guard readFailures == 0 else { return 1 }
         // The target service needs no worker now: the job waits for one on the broker's disk.
-        guard let preflight = try Preflight.run(invocation, configuration: configuration, service: nil) else { return 1 }
+        guard let preflight = try Preflight.run(invocation, configuration: &configuration, service: nil) else { return 1 }
         var frames: [[[UInt8]]] = []
         for (index, input) in inputs.enumerated() {
             var perFile = options
@@ -122,7 +122,7 @@ enum JobCommands {
             frames.append([Array(target.utf8), frame, input.bytes])
         }
         let bodies = frames
-        let outcome = blockingAwait { () async throws -> [Result<String, TitanicFailure>] in
+        let outcome = blockingAwait { [configuration] () async throws -> [Result<String, TitanicFailure>] in
             try await withClient(configuration: configuration) { client in
                 // One at a time keeps the printed ids in input order; the broker commits each batch
                 // of submissions in one fsync anyway.
@@ -173,7 +173,7 @@ enum JobCommands {
         var configuration = try ClientOptions.configuration(invocation)
         // A held ask lasts up to 20 s: the client must wait longer than that for the answer.
         configuration.timeout = Milliseconds(max(configuration.timeout.value, 30_000))
-        guard let preflight = try Preflight.run(invocation, configuration: configuration, service: nil) else { return 1 }
+        guard let preflight = try Preflight.run(invocation, configuration: &configuration, service: nil) else { return 1 }
         // On a terminal, a job that reports progress (a document's pages) draws a bar: the broker is
         // asked every 2 s instead of holding the ask 20 s, and the job's status between asks.
         let showsProgress = wait && isatty(2) == 1
@@ -238,12 +238,12 @@ enum JobCommands {
     static func status(_ invocation: Invocation, service: String) throws -> Int32 {
         let command = invocation.command
         let id = try jobID(invocation)
-        let configuration = try ClientOptions.configuration(invocation)
-        guard let preflight = try Preflight.run(invocation, configuration: configuration, service: nil) else { return 1 }
+        var configuration = try ClientOptions.configuration(invocation)
+        guard let preflight = try Preflight.run(invocation, configuration: &configuration, service: nil) else { return 1 }
         var body = [Array(id.utf8)]
         if let envelope = envelopeFrame(token: preflight.token, waitMs: nil) { body.append(envelope) }
         let request = body
-        let outcome = blockingAwait {
+        let outcome = blockingAwait { [configuration] in
             try await withClient(configuration: configuration) { client in
                 try await titanic(client, service, request)
             }

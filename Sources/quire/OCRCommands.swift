@@ -216,7 +216,7 @@ enum RecognizeCommand {
 
         // Read every input first: a missing file is reported before anything is sent.
         let (inputs, readFailures) = readInputs(files, command: "quire recognize")
-        guard let preflight = try Preflight.run(invocation, configuration: configuration, service: "ocr") else { return 1 }
+        guard let preflight = try Preflight.run(invocation, configuration: &configuration, service: "ocr") else { return 1 }
         func frame(_ request: OCRRequest) throws -> [UInt8] {
             let encoded = Array(try JSONEncoder().encode(request))
             return preflight.token.map { ClientAuth.insert($0, into: encoded) } ?? encoded

@@ -43,12 +43,22 @@ struct Preflight {
     var token: String?
     /// Credentials were configured but the broker had no token worker, so no token was fetched.
     var tokenSkipped = false
-    let broker: String
+    /// The broker that answered (the first of several that did).
+    var broker: String
 
     /// Runs the checks for `service` (nil: only the broker and the token), printing the reason on
     /// standard error and returning nil when the verb cannot go on.
     /// `wantsToken` false: no token is fetched (a request that cannot carry one).
-    static func run(_ invocation: Invocation, configuration: ClientConfiguration, service: String?, wantsToken: Bool = true) throws -> Preflight? {
+    /// With several brokers named (`--broker a,b`), the one that answered goes first in `configuration`
+    /// for the verb's own requests.
+    static func run(_ invocation: Invocation, configuration: inout ClientConfiguration, service: String?, wantsToken: Bool = true) throws -> Preflight? {
+        guard let preflight = try check(invocation, configuration: configuration, service: service, wantsToken: wantsToken) else { return nil }
+        let others = BrokerEndpoints.split(configuration.broker).filter { $0 != preflight.broker }
+        configuration.broker = ([preflight.broker] + others).joined(separator: ",")
+        return preflight
+    }
+
+    private static func check(_ invocation: Invocation, configuration: ClientConfiguration, service: String?, wantsToken: Bool) throws -> Preflight? {
         let given = wantsToken ? try ClientAuth.givenToken(invocation) : nil
         let credentials = wantsToken && given == nil ? try ClientAuth.credentials(invocation) : nil
         let asksToWait = invocation.isGiven(flag: "timeout-ms") || !(invocation.environment["QUIRE_TIMEOUT_MS"] ?? "").isEmpty
@@ -70,8 +80,8 @@ struct Preflight {
                                           + (asksToWait ? "" : " --timeout-ms N waits longer"))
                     }
                 }
-                func ask(_ name: String) async throws -> ServiceAvailability {
-                    try await asking { try await client.availability(of: name, timeout: probeTimeout) }
+                func ask(_ name: String, timeout: Milliseconds? = nil) async throws -> ServiceAvailability {
+                    try await asking { try await client.availability(of: name, timeout: timeout ?? probeTimeout) }
                 }
                 /// Asks for a worker for `name` until one is there (a worker that is just starting,
                 /// or coming back to a restarted broker), for ``patience``; with `--timeout-ms` it says
@@ -93,6 +103,11 @@ struct Preflight {
                         }
                         try await Task.sleep(for: .milliseconds(probeInterval.value))
                     }
+                }
+                if BrokerEndpoints.split(configuration.broker).count > 1 {
+                    // Several brokers: find the one that answers (one that stopped, or stands by, is
+                    // skipped after `patience`), so that the checks below and the verb go to it.
+                    _ = try await ask(Titanic.request, timeout: patience)
                 }
                 if let credentials {
                     var tokenWorker = try await ask(ReservedService.authToken)
@@ -125,6 +140,7 @@ struct Preflight {
                     // Nothing asked yet (a given token, a broker-side service): is anyone there?
                     _ = try await ask(Titanic.request)
                 }
+                preflight.broker = client.brokerInUse
                 return preflight
             }
         }

@@ -50,6 +50,49 @@ struct StackTests {
         #expect(stack.stop(), "a second stop gives the first outcome")
     }
 
+    @Test("a client naming several brokers moves on from one that does not answer, and stays with the one that does")
+    func severalBrokers() async throws {
+        let stack = try Stack.start(StackConfiguration(broker: BrokerConfiguration(bind: "tcp://127.0.0.1:*"),
+                                                       workers: [WorkerGroup(service: EchoService.make(name: "echo"))]), logger: Self.logger)
+        defer { stack.stop() }
+        // A port nobody listens on: ZeroMQ's connect succeeds and the request waits there unanswered.
+        let silent = "tcp://127.0.0.1:\(try unusedPort())"
+        let configuration = ClientConfiguration(broker: "\(silent), \(stack.connectEndpoint)", timeout: 300, retries: 0, maxInFlight: 4)
+        try await withClient(configuration: configuration) { client in
+            #expect(client.brokerInUse == silent)
+            // Retries 0, yet each broker is tried once: the first attempt times out, the second is answered.
+            let started = ContinuousClock.now
+            var answered: [[UInt8]] = []
+            while answered.isEmpty, ContinuousClock.now < started + .seconds(10) {
+                answered = (try? await client.request(service: "echo", body: [Array("one".utf8)])) ?? []
+            }
+            #expect(answered == [Array("one".utf8)])
+            #expect(client.brokerInUse == stack.connectEndpoint)
+            // The rest go straight to it, within one attempt's timeout each.
+            for index in 0..<5 {
+                let body = [Array("next \(index)".utf8)]
+                let reply = try await client.request(service: "echo", body: body, timeout: 5_000)
+                #expect(reply == body)
+            }
+            #expect(client.brokerInUse == stack.connectEndpoint)
+        }
+    }
+
+    /// A TCP port free on 127.0.0.1 right now (bound and released).
+    func unusedPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw ClientError(.transport, "no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
     @Test("with its store the broker keeps durable jobs: submit, then the result from titanic.reply")
     func durableJobs() async throws {
         let folder = Folder()

@@ -53,9 +53,11 @@ def start_store_broker(ctx, procs, tmp_path, store, name, serving=True):
     return p
 
 
-def lock_holder():
-    """The server process of the session that holds a broker's advisory lock."""
-    return psql("SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted")
+def lock_holder(store):
+    """The server process of the session that holds the advisory lock of the broker serving `store`
+    (its second key is the schema's name hashed)."""
+    return psql("SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objid::bigint = (hashtext('%s')::bigint & 4294967295)"
+                % store_schema(store))
 
 
 def submit_all(ctx, first_url, n, switch_at=None, on_switch=None, second_url=None):
@@ -125,7 +127,7 @@ def test_a_broker_whose_session_ends_stops_and_the_standby_serves_every_job(ctx,
     t, expected = submit_all(ctx, a.url, 20)
     t.close()
     # The database ends A's session: a failover, an administrator, a network cut the server noticed.
-    psql("SELECT pg_terminate_backend(%s)" % lock_holder())
+    psql("SELECT pg_terminate_backend(%s)" % lock_holder(store))
     wait_until(lambda: try_mmi(ctx, b.url, b"echo") is not None, 15, what="the standby serving")
     # A learns it at its next write at the latest (this submission; its sweep, every 10 s, otherwise),
     # answers that one with a typed error that says the job may not be stored, and stops.
@@ -161,3 +163,38 @@ def test_bad_and_unreachable_stores_are_refused_with_the_reason_and_no_password(
                           capture_output=True, text=True, timeout=20)
     assert gone.returncode == 1, gone.stderr
     assert "nonexistent-quire-dir" in gone.stderr and "s3cret" not in gone.stderr + gone.stdout
+
+
+def quire(*args, timeout=60):
+    return subprocess.run([QUIRE_BIN] + list(args), capture_output=True, timeout=timeout)
+
+
+@pytest.mark.timeout_s(90)
+def test_a_client_and_a_worker_naming_both_brokers_follow_the_takeover(ctx, procs, tmp_path, store):
+    a = start_store_broker(ctx, procs, tmp_path, store, "broker-a")
+    b = start_store_broker(ctx, procs, tmp_path, store, "broker-b", serving=False)
+    both = "%s,%s" % (a.url, b.url)
+    worker = Proc([QUIRE_BIN, "worker", "echo", "--broker", both, "--heartbeat-interval-ms", str(HB_MS),
+                   "--heartbeat-liveness", str(LIVENESS)], tmp_path / "echo-both.log")
+    procs.append(worker)
+    wait_until(lambda: try_mmi(ctx, a.url, b"echo") == b"200", 10, what="the worker at A")
+    page = tmp_path / "page.txt"
+    page.write_bytes(b"before the takeover")
+    before = quire("submit", str(page), "--service", "echo", "--broker", both, "--idempotency-key", "before")
+    assert before.returncode == 0, before.stderr
+    a.p.send_signal(signal.SIGKILL)
+    a.p.wait(timeout=5)
+    # The CLI finds the broker that answers (A is silent: B, after a 3 s probe) and the worker moves
+    # to B once A's heartbeats stop: neither is told anything.
+    page.write_bytes(b"after the takeover")
+    after = quire("submit", str(page), "--service", "echo", "--broker", both, "--idempotency-key", "after")
+    assert after.returncode == 0, after.stderr
+    t = Titanic(ctx, b.url)
+    for job, text in ((before.stdout.strip(), b"before the takeover"), (after.stdout.strip(), b"after the takeover")):
+        got = quire("result", job.decode(), "--wait", "--wait-timeout-s", "30", "--broker", both)
+        assert got.returncode == 0, got.stderr
+        # The echo worker sent back what was submitted: the options frame the CLI prints, and the file.
+        assert t.result(job, timeout=5) == [b"200", b"{}", text]
+    t.close()
+    log = open(worker.log_path, "rb").read()
+    assert b'"broker":"%s"' % b.url.encode() in log and b"worker ready" in log
