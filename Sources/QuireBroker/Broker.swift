@@ -85,11 +85,10 @@ public final class Broker: Sendable {
         defer { withExtendedLifetime(lock) {} }
         // Stops the checkpoint thread once the loop has ended.
         defer { checkpointer?.stop() }
-        if let lost = try serve(jobs: jobs, store: store, onBound: onBound) { throw lost }
+        try serve(jobs: jobs, store: store, onBound: onBound)
     }
 
-    /// Serves until stopped; returns the store's failure when it was the store's loss that stopped it.
-    private func serve(jobs: JobMachine?, store: (any JobStorage)?, onBound: (String) -> Void) throws(ZMQError) -> JobStoreError? {
+    private func serve(jobs: JobMachine?, store: (any JobStorage)?, onBound: (String) -> Void) throws(ZMQError) {
         let socket = try Socket(context: context, type: .router)
         try socket.setRouterMandatory(true)
         try socket.setSendHighWaterMark(100_000)
@@ -124,7 +123,6 @@ public final class Broker: Sendable {
         var loop = Loop(machine: BrokerMachine(broker: state, jobs: jobs), socket: socket, storage: storage, logger: logger)
         let poller = Poller([.socket(socket, .readable), .descriptor(wakeup.descriptor, .readable)])
         var nextTick = Instant.now() + tickInterval
-        var lostStore: JobStoreError?
 
         do {
             while !stopRequested.load(ordering: .acquiring) {
@@ -132,12 +130,6 @@ public final class Broker: Sendable {
                 let ready = try poller.poll(timeoutMilliseconds: Int(timeout))
                 if ready[1].contains(.readable) { wakeup.drain() }
                 try loop.takeStorageEvents()
-                // A store lost is a claim lost: another broker may be serving it already (PostgresJobStore).
-                if let lost = storage?.lostStore {
-                    logger.error("lost the job store: stopping, so that a broker holding it serves the jobs", metadata: ["error": lost.description])
-                    lostStore = lost
-                    break
-                }
                 if ready[0].contains(.readable) {
                     // Drain a batch, then give timers a turn so heartbeats never starve under load.
                     var budget = 4_096
@@ -158,6 +150,7 @@ public final class Broker: Sendable {
             }
             // Orderly stop: what the store was asked to do is done and answered (submitters whose jobs
             // are on disk hear 200), then everyone is told, and the goodbyes leave before the socket closes.
+            storage?.abandonRecovery()
             try loop.settleStorage()
             try loop.handle(.shutdown)
             try loop.settleStorage()
@@ -167,7 +160,6 @@ public final class Broker: Sendable {
         } catch let error where error.isTerminated {
             logger.notice("broker stopped: context terminated", metadata: ["endpoint": bound])
         }
-        return lostStore
     }
 
     /// The only place that touches the socket, the job store and the clock: feeds the machine events
@@ -240,6 +232,9 @@ public final class Broker: Sendable {
                 return nil
             case .sweep(let before):
                 storage?.submit(.sweep(before: before))
+                return nil
+            case .recoverJobs(let configuration):
+                storage?.submit(.recover(configuration))
                 return nil
             }
         }

@@ -26,6 +26,11 @@ struct BrokerMachine: Sendable {
         case committed(JobBatch)
         /// A ``Action/persist(_:)`` failed; nothing of it was written.
         case commitFailed(JobBatch, JobStoreError)
+        /// The store's connection is gone, and with it the broker's claim to the store: durable jobs
+        /// pause until ``jobsRecovered(_:)``.
+        case storeLost(JobStoreError)
+        /// The store is back and this broker serves it again: the jobs as the store has them now.
+        case jobsRecovered(JobMachine)
     }
 
     enum Action: Sendable, Equatable {
@@ -37,11 +42,20 @@ struct BrokerMachine: Sendable {
         case load(JobLoad)
         /// Delete finished jobs whose results expired at or before this wall-clock time.
         case sweep(before: Int64)
+        /// Reconnect to the store, take it over again (waiting while another broker serves it), and
+        /// send ``Event/jobsRecovered(_:)``.
+        case recoverJobs(JobConfiguration)
     }
 
     var broker: BrokerState
-    /// `nil` without a data folder: `titanic.*` then answers `service_unavailable`.
+    /// `nil` without a data folder, or while a lost store is being recovered: `titanic.*` then answers
+    /// `service_unavailable`.
     var jobs: JobMachine?
+    /// Durable jobs are paused: the store was lost and is being recovered.
+    private(set) var jobsPaused = false
+    /// Attempt tags the machine before a recovery handed out: the next machine's come after them, so
+    /// that a late reply to an old attempt can never be taken for a new one.
+    private var tagFloor: UInt64 = 1
 
     init(broker: BrokerState, jobs: JobMachine?) {
         self.broker = broker
@@ -83,6 +97,21 @@ struct BrokerMachine: Sendable {
         case .commitFailed(let batch, let error):
             let workers = broker.jobWorkers
             job(.commitFailed(batch, error, workers), now: now, wallClock: wallClock, random: &random, into: &actions)
+        case .storeLost(let error):
+            guard let lost = jobs else { break }
+            // Whatever is still being written can no longer be promised: its submitters hear so now.
+            let workers = broker.jobWorkers
+            for batch in lost.writing { job(.commitFailed(batch, error, workers), now: now, wallClock: wallClock, random: &random, into: &actions) }
+            tagFloor = max(tagFloor, jobs?.nextTag ?? tagFloor)
+            jobs = nil
+            jobsPaused = true
+            actions.append(.log(.error, "lost the job store: durable jobs paused while it is recovered", ["error": error.description]))
+            actions.append(.recoverJobs(lost.configuration))
+        case .jobsRecovered(var recovered):
+            recovered.nextTag = max(recovered.nextTag, tagFloor)
+            jobs = recovered
+            jobsPaused = false
+            actions.append(.log(.notice, "job store recovered: durable jobs resumed", ["active": String(recovered.activeCount)]))
         }
         return actions
     }
@@ -98,7 +127,10 @@ struct BrokerMachine: Sendable {
                 actions.append(.log(level, message, metadata))
             case .titanic(let peer, let dialect, let service, let body, let owner):
                 guard jobs != nil else {
-                    let error = WireError(.serviceUnavailable, "this broker keeps no durable jobs: it was started without a data folder (--data)", service: service)
+                    let error = jobsPaused
+                        ? WireError(.serviceUnavailable, "durable jobs are paused at this broker: it lost its job store and is recovering it "
+                                    + "(another broker may serve it meanwhile); nothing was stored", service: service)
+                        : WireError(.serviceUnavailable, "this broker keeps no durable jobs: it was started without a data folder (--data) or a store (--store)", service: service)
                     absorb(broker.reply(to: peer, dialect: dialect, service: service, body: Titanic.refusal(error)), now: now, wallClock: wallClock,
                            random: &random, into: &actions)
                     continue

@@ -12,6 +12,8 @@ import Testing
         var wallClock: Int64 = 1_700_000_000_000
         var random = SeededRandom(state: 7)
         var rows: [String: (record: JobRecord, request: [[UInt8]], reply: [[UInt8]]?)] = [:]
+        /// The recoveries asked for after a lost store.
+        var recoveries: [JobConfiguration] = []
 
         init(jobs: Bool = true) {
             let configuration = BrokerConfiguration(heartbeatInterval: 1_000, heartbeatLiveness: 3, busyWorkerTimeout: 20_000, requestTimeout: 5_000,
@@ -47,6 +49,8 @@ import Testing
                     case .key: result = .record(nil)
                     }
                     pending += machine.handle(.loaded(load, result), now: now, wallClock: wallClock, random: &random)
+                case .recoverJobs(let configuration):
+                    recoveries.append(configuration)
                 case .log, .sweep:
                     break
                 }
@@ -111,5 +115,41 @@ import Testing
         // w1 says goodbye holding the job: the attempt counts, and the job goes to w2 at the turn's end.
         let after = rig.send("w1", MajordomoCodec.workerDisconnect(.mdp02))
         #expect(after.contains { $0.peer == "w2" && $0.isRequest })
+    }
+
+    @Test func aLostStorePausesJobsUntilRecoveredAndALateReplyToAnOldAttemptIsNotTakenForANewOne() throws {
+        var rig = Rig()
+        _ = rig.send("w", MajordomoCodec.workerReady(.mdp02, service: "ocr"))
+        let submitted = rig.send("c", MajordomoCodec.clientRequest(.mdp02, service: Titanic.request, body: [Array("ocr".utf8), Array("page".utf8)]))
+        let id = try #require(submitted.first { $0.peer == "c" }?.frames.last)
+        let jobID = String(decoding: id, as: UTF8.self)
+        let oldAttempt = try #require(submitted.first { $0.peer == "w" }?.requestAddress)
+        _ = rig.send("w2", MajordomoCodec.workerReady(.mdp02, service: "ocr"))
+
+        // The store's connection goes: jobs pause, and the broker asks for a recovery.
+        _ = rig.handle(.storeLost(JobStoreError(kind: .lost, message: "server closed the connection")))
+        #expect(rig.machine.jobs == nil && rig.machine.jobsPaused)
+        #expect(rig.recoveries == [JobRig.configuration])
+        let paused = rig.send("c", MajordomoCodec.clientRequest(.mdp02, service: Titanic.request, body: [Array("ocr".utf8), [1]]))
+        let refusal = try #require(paused.first?.frames.last.flatMap { WireError(jsonFrame: $0) })
+        #expect(refusal.code == .serviceUnavailable && refusal.message.contains("paused"))
+        _ = rig.handle(.storeLost(JobStoreError(kind: .lost, message: "again")))
+        #expect(rig.recoveries.count == 1, "one loss, one recovery")
+
+        // Back, as the store has it: the job queued again, in a machine whose own tags would start at 1.
+        var record = try #require(rig.rows[jobID]?.record)
+        record.state = .queued
+        let recovered = JobMachine(configuration: JobRig.configuration, recovered: [record], knownServices: ["ocr"], lastSequence: 1, now: rig.wallClock)
+        _ = rig.handle(.jobsRecovered(recovered))
+        #expect(rig.machine.jobs != nil && !rig.machine.jobsPaused)
+        // The idle worker gets it as a new attempt, while the first worker still holds the old one.
+        let turn = rig.handle(.endOfTurn)
+        let newAttempt = try #require(turn.first { $0.peer == "w2" && $0.isRequest }?.requestAddress)
+        #expect(newAttempt != oldAttempt, "attempt tags go on past the lost machine's")
+        // The old attempt's late reply is not the job's result; the new attempt's is.
+        _ = rig.send("w", MajordomoCodec.workerReply(.mdp02, .final, address: oldAttempt, body: [Array("stale".utf8)]) ?? [])
+        #expect(rig.rows[jobID]?.reply == nil, "a reply to the lost machine's attempt is dropped")
+        _ = rig.send("w2", MajordomoCodec.workerReply(.mdp02, .final, address: newAttempt, body: [Array("fresh".utf8)]) ?? [])
+        #expect(rig.rows[jobID]?.reply == [Array("fresh".utf8)])
     }
 }

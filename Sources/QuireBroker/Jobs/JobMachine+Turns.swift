@@ -186,7 +186,7 @@ extension JobMachine {
         case .readOnly: WireError(.storageFailure, "the broker's job store is read-only; nothing was stored")
         case .busy: WireError(.storageFailure, "the job store is busy; nothing was stored")
         case .other: WireError(.storageFailure, "the job store failed; nothing was stored")
-        case .lost: WireError(.storageFailure, "the broker lost its job store and is stopping; whether this was stored is not known: send it again (with its idempotency key) to the broker that takes over")
+        case .lost: WireError(.storageFailure, "the broker lost its job store; whether this was stored is not known: send it again with its idempotency key once the store is back (to this broker or another that serves it)")
         }
     }
 

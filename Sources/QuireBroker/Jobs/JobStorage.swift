@@ -16,6 +16,14 @@ protocol JobStorage: AnyObject {
     func load(_ load: JobLoad) -> JobLoad.Result
     /// Deletes finished jobs whose results expired at or before `now`; returns how many.
     func sweepExpired(now: Int64) throws(JobStoreError) -> Int
+    /// After a ``JobStoreError/Kind/lost`` failure: connects again and takes the store over (waiting,
+    /// while `keepWaiting()` says so, as a standby when another broker serves it meanwhile); false when
+    /// it stopped waiting. A store that cannot be lost (a file) has nothing to do.
+    func reopen(keepWaiting: () -> Bool, onWait: () -> Void) throws(JobStoreError) -> Bool
+}
+
+extension JobStorage {
+    func reopen(keepWaiting: () -> Bool, onWait: () -> Void) throws(JobStoreError) -> Bool { true }
 }
 
 extension JobStore: JobStorage {}
@@ -34,6 +42,8 @@ final class StorageThread: @unchecked Sendable {
         case persist(JobBatch)
         case load(JobLoad)
         case sweep(before: Int64)
+        /// Reconnect and recover after the store was lost (``BrokerMachine/Action/recoverJobs(_:)``).
+        case recover(JobConfiguration)
     }
 
     private let store: any JobStorage
@@ -44,9 +54,12 @@ final class StorageThread: @unchecked Sendable {
         var done: [BrokerMachine.Event] = []
         var busy = false
         var stopping = false
-        /// The store is gone (``JobStoreError/Kind/lost``): the broker must stop.
-        var lost: JobStoreError?
+        /// The broker is stopping: a recovery in progress gives up.
+        var abandoning = false
     }
+    /// The store was reported lost (``BrokerMachine/Event/storeLost(_:)``) and not yet recovered: its
+    /// later failures are the same loss, not news. Touched by this thread only.
+    private var lost = false
     private let queue = Mutex(Queue())
     private let workReady = DispatchSemaphore(value: 0)
     private let idle = DispatchSemaphore(value: 0)
@@ -71,9 +84,6 @@ final class StorageThread: @unchecked Sendable {
         workReady.signal()
     }
 
-    /// Set once the store reported its connection lost: the broker stops serving.
-    var lostStore: JobStoreError? { queue.withLock { $0.lost } }
-
     /// The events of the work done since the last call, in order.
     func takeEvents() -> [BrokerMachine.Event] {
         queue.withLock { queue in defer { queue.done.removeAll() }; return queue.done }
@@ -86,6 +96,12 @@ final class StorageThread: @unchecked Sendable {
             if !pending { return }
             idle.wait()
         }
+    }
+
+    /// Makes a recovery in progress (or handed over) give up: the broker is stopping, and must not
+    /// wait for a store that may not come back.
+    func abandonRecovery() {
+        queue.withLock { $0.abandoning = true }
     }
 
     /// Finishes what was handed over, then stops the thread.
@@ -111,7 +127,6 @@ final class StorageThread: @unchecked Sendable {
             }) {
                 let events = perform(work)
                 queue.withLock { queue in
-                    if queue.lost == nil { queue.lost = Self.lostError(in: events) }
                     queue.done += events
                     queue.busy = false
                 }
@@ -122,17 +137,6 @@ final class StorageThread: @unchecked Sendable {
         }
     }
 
-    private static func lostError(in events: [BrokerMachine.Event]) -> JobStoreError? {
-        for event in events {
-            switch event {
-            case .commitFailed(_, let error) where error.kind == .lost: return error
-            case .loaded(_, .failed(let error)) where error.kind == .lost: return error
-            default: continue
-            }
-        }
-        return nil
-    }
-
     /// Does one piece of work, or several persists in one transaction; their events in order.
     private func perform(_ work: [Work]) -> [BrokerMachine.Event] {
         let batches = work.compactMap { if case .persist(let batch) = $0 { batch } else { nil } }
@@ -141,23 +145,62 @@ final class StorageThread: @unchecked Sendable {
                 try store.write(batches)
                 return batches.map { .committed($0) }
             } catch {
-                return batches.map { .commitFailed($0, error) }
+                return batches.map { .commitFailed($0, error) } + lostEvent(error)
             }
         }
         switch work.first {
         case .load(let load):
-            return [.loaded(load, store.load(load))]
+            let result = store.load(load)
+            if case .failed(let error) = result { return [.loaded(load, result)] + lostEvent(error) }
+            return [.loaded(load, result)]
         case .sweep(let before):
             do {
                 let swept = try store.sweepExpired(now: before)
                 if swept > 0 { logger.info("swept expired job results", metadata: ["jobs": String(swept)]) }
             } catch {
                 logger.error("job sweep failed", metadata: ["error": error.description])
-                if error.kind == .lost { queue.withLock { $0.lost = $0.lost ?? error } }
+                return lostEvent(error)
             }
             return []
+        case .recover(let configuration):
+            return recover(configuration)
         case .persist, nil:
             return []
         }
+    }
+
+    /// `.storeLost` the first time a failure says the store is gone.
+    private func lostEvent(_ error: JobStoreError) -> [BrokerMachine.Event] {
+        guard error.kind == .lost, !lost else { return [] }
+        lost = true
+        return [.storeLost(error)]
+    }
+
+    /// Connects again until the store is back and this broker serves it, backing off up to 10 s
+    /// between tries; nothing when the broker stops first.
+    private func recover(_ configuration: JobConfiguration) -> [BrokerMachine.Event] {
+        var backoff = 250.0
+        let keepWaiting = { [self] in !queue.withLock { $0.stopping || $0.abandoning } }
+        while keepWaiting() {
+            do {
+                var told = false
+                guard try store.reopen(keepWaiting: keepWaiting, onWait: {
+                    if !told { logger.notice("job store back, but another broker serves it: standing by to take over") }
+                    told = true
+                }) else { return [] }
+                let machine = try store.recoverMachine(configuration: configuration, now: wallClockMilliseconds())
+                lost = false
+                return [.jobsRecovered(machine)]
+            } catch {
+                logger.warning("job store still unreachable; trying again", metadata: ["error": error.description, "backoff_ms": String(Int(backoff))])
+                var slept = 0.0
+                while slept < backoff, keepWaiting() {
+                    Thread.sleep(forTimeInterval: 0.1)
+                    slept += 100
+                }
+                backoff = min(backoff * 2, 10_000)
+            }
+        }
+        return []
     }
 }

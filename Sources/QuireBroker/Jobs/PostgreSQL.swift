@@ -65,11 +65,13 @@ final class PostgresConnection {
     /// Connects with a libpq connection string or URI (`postgresql://user@host/db?sslmode=verify-full`).
     /// What the string leaves out libpq takes from its environment (`PGHOST`, `PGSSLMODE`, …) and the
     /// password from `PGPASSWORD` or the password file (`~/.pgpass`, `PGPASSFILE`), as `psql` does.
-    /// `applicationName` is what `pg_stat_activity` shows for it, unless the string names its own.
+    /// `applicationName` is what `pg_stat_activity` shows for it, and a connection attempt ends after
+    /// 10 s, unless the string says otherwise.
     init(_ connectionString: String, applicationName: String = "quire") throws(PostgresError) {
-        // The string is expanded in place of `dbname`: what it says overrides the name given before it.
-        let keywords = ["application_name", "dbname"]
-        let values = [applicationName, connectionString]
+        // The string is expanded in place of `dbname`: what it says overrides the defaults given before
+        // it (a server that does not answer is given up after 10 s, not the system's minutes).
+        let keywords = ["application_name", "connect_timeout", "dbname"]
+        let values = [applicationName, "10", connectionString]
         let made: OpaquePointer? = withCStrings(keywords) { keywordPointers in
             withCStrings(values) { valuePointers in PQconnectdbParams(keywordPointers, valuePointers, 1) }
         }

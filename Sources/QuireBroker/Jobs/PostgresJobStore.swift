@@ -7,10 +7,12 @@ import QuireSupport
 /// One broker serves a store at a time: it holds a session advisory lock for as long as its connection
 /// lives, and every write goes through that connection. A second broker started on the same store waits
 /// as a standby until the lock is free (the first stopped, crashed, or its session was ended), then
-/// recovers the jobs and serves. A broker that loses its connection has lost the lock with it and
-/// stops (``JobStoreError/Kind/lost``): it cannot tell whether its last commit landed, and another broker
-/// may already be serving, so only a broker that starts again from the store may go on. That is the
-/// fence: no write of a broker cut off can land after another broker took over.
+/// recovers the jobs and serves. A broker that loses its connection has lost the lock with it
+/// (``JobStoreError/Kind/lost``): it cannot tell whether its last commit landed, and another broker may
+/// already be serving, so it drops every job it held in memory, pauses durable jobs, and starts over
+/// from the store once it is back and its own again (``reopen(keepWaiting:onWait:)``). That is the
+/// fence: no write of a broker cut off can land after another broker took over, since its writes went
+/// through the session that ended.
 final class PostgresJobStore: JobStorage {
     /// Every migration, in order; `quire_schema.version` is the number applied. Never edit one that shipped.
     static let migrations: [String] = [
@@ -49,7 +51,8 @@ final class PostgresJobStore: JobStorage {
     /// in different schemas of one database each have their broker.
     static let lockClass: Int64 = 0x5155_4952
 
-    private let connection: PostgresConnection
+    private var connection: PostgresConnection
+    private let connectionString: String
     /// Where the store is, for logs (no password).
     let location: String
     private(set) var lastSequence: Int64 = 0
@@ -65,6 +68,18 @@ final class PostgresJobStore: JobStorage {
             throw JobStoreError(error)
         }
         location = connection.location
+        self.connectionString = connectionString
+    }
+
+    /// After the connection was lost: a new one, which takes the store over as at start (a standby
+    /// while another broker serves it). The jobs are then recovered as at start.
+    func reopen(keepWaiting: () -> Bool, onWait: () -> Void) throws(JobStoreError) -> Bool {
+        do {
+            connection = try PostgresConnection(connectionString, applicationName: "quire broker")
+        } catch {
+            throw JobStoreError(error)
+        }
+        return try takeOver(keepWaiting: keepWaiting, onWait: onWait)
     }
 
     /// Waits until this broker holds the store's lock (polling every `interval` while `keepWaiting()`
