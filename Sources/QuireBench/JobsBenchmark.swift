@@ -26,6 +26,9 @@ public struct JobsBenchOptions: Sendable, Equatable {
     public var latencyJobs = 200
     /// The store's folder; a fresh temporary one (deleted afterwards) when `nil`.
     public var directory: String?
+    /// A PostgreSQL server (`postgresql://…`): the run's store is a fresh schema in its database
+    /// (dropped afterwards) instead of SQLite in ``directory``.
+    public var postgres: String?
     public var phaseTimeout: Milliseconds = 120_000
 
     public init() {}
@@ -34,6 +37,8 @@ public struct JobsBenchOptions: Sendable, Equatable {
 /// The numbers of one `quire bench jobs` run.
 public struct JobsBenchReport: Sendable, Codable, Equatable {
     public var machine: MachineInfo
+    /// `sqlite`, or `postgresql`.
+    public var store: String
     public var payloadBytes: Int
     public var inFlight: Int
     public var workers: Int
@@ -55,7 +60,7 @@ public struct JobsBenchReport: Sendable, Codable, Equatable {
     public func markdown() -> String {
         func f(_ value: Double) -> String { String(format: "%.0f", value) }
         return """
-            | durable jobs (\(payloadBytes / 1_000) KB bodies) | value |
+            | durable jobs in \(store == "sqlite" ? "SQLite" : "PostgreSQL") (\(payloadBytes / 1_000) KB bodies) | value |
             | --- | ---: |
             | submits/s, \(inFlight) in flight (\(submits) jobs\(drain ? ", \(workers) echo workers draining" : "")) | \(f(submitsPerSecond)) (\(String(format: "%.1f", megabytesPerSecond)) MB/s) |
             | one submit at low load, p50 / p99 | \(f(submitP50Microseconds)) µs / \(f(submitP99Microseconds)) µs |
@@ -76,7 +81,7 @@ public struct JobsBenchReport: Sendable, Codable, Equatable {
 public final class JobsBenchmark: Sendable {
     public let options: JobsBenchOptions
     private let logger: Logger
-    private let progress: @Sendable (String) -> Void
+    public let progress: @Sendable (String) -> Void
 
     public init(options: JobsBenchOptions, logger: Logger, progress: @escaping @Sendable (String) -> Void = { _ in }) {
         self.options = options
@@ -88,15 +93,22 @@ public final class JobsBenchmark: Sendable {
         let temporary = options.directory == nil
         let directory = options.directory ?? NSTemporaryDirectory() + "quire-bench-jobs-\(getpid())"
         defer { if temporary { try? FileManager.default.removeItem(atPath: directory) } }
+        let scratch: PostgresScratchSchema?
+        do {
+            scratch = try options.postgres.map { server throws(JobStoreError) in try PostgresScratchSchema(server: server, prefix: "quire_bench") }
+        } catch {
+            throw BenchError("cannot make a schema for the run: \(error)")
+        }
+        defer { scratch?.drop() }
         let rig = Rig(logger: logger)
         defer { rig.tearDown() }
 
         var configuration = BrokerConfiguration(bind: "tcp://127.0.0.1:*")
-        configuration.jobs = JobConfiguration(directory: directory, services: ["echo", "bench.sink"])
+        configuration.jobs = JobConfiguration(directory: directory, store: scratch?.uri, services: ["echo", "bench.sink"])
         // Echo workers with a context of their own, as a separate process would have.
         let echo = WorkerGroup(service: EchoService.make(name: "echo"), count: options.workers, keepsHeartbeat: true, context: .own,
                                threadName: "bench-worker")
-        progress("starting the broker with its job store in \(directory)")
+        progress("starting the broker with its job store in \(scratch.map { "PostgreSQL, schema \($0.name)" } ?? directory)")
         let stack: Stack
         do {
             stack = try Stack.start(StackConfiguration(broker: configuration, workers: [echo]), logger: logger)
@@ -112,7 +124,15 @@ public final class JobsBenchmark: Sendable {
                                      context: clientContext)
         rig.clients.append(client)
 
-        let payload = (0..<options.payloadBytes).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
+        // Bytes no store can compress, as a JPEG's are (PostgreSQL compresses large values; SQLite does not).
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        let payload = (0..<options.payloadBytes).map { _ -> UInt8 in
+            state &+= 0x9E37_79B9_7F4A_7C15  // SplitMix64
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return UInt8(truncatingIfNeeded: z ^ (z >> 31))
+        }
         let body: [[UInt8]] = [Array((options.drain ? "echo" : "bench.sink").utf8), payload]
         let submits = options.submits
         let inFlight = options.inFlight
@@ -172,12 +192,13 @@ public final class JobsBenchmark: Sendable {
         let resultLatency = LatencySummary(nanoseconds: resultSamples)
         let storePath = (directory as NSString).appendingPathComponent("jobs.sqlite3")
         var storeBytes: Int64 = 0
-        for suffix in ["", "-wal"] {
+        for suffix in ["", "-wal"] where scratch == nil {
             let size = (try? FileManager.default.attributesOfItem(atPath: storePath + suffix)[.size] as? NSNumber)?.int64Value ?? 0
             storeBytes += size
         }
+        if let scratch { storeBytes = scratch.bytes() }
         return JobsBenchReport(
-            machine: MachineInfo.current(), payloadBytes: options.payloadBytes, inFlight: inFlight, workers: options.workers, drain: options.drain,
+            machine: MachineInfo.current(), store: scratch == nil ? "sqlite" : "postgresql", payloadBytes: options.payloadBytes, inFlight: inFlight, workers: options.workers, drain: options.drain,
             submits: completed, seconds: (seconds * 1_000).rounded() / 1_000, submitsPerSecond: (Double(completed) / seconds).rounded(),
             megabytesPerSecond: Double(completed * options.payloadBytes) / seconds / 1e6,
             submitP50Microseconds: submitLatency.p50.rounded(), submitP99Microseconds: submitLatency.p99.rounded(),

@@ -1,5 +1,6 @@
 import Foundation
 import QuireBench
+import QuireBroker
 import QuireSupport
 
 /// Options every benchmark takes: quieter logs than the other commands by default (a worker's
@@ -111,6 +112,8 @@ enum BenchJobsCommand {
         Setting(\.latencyJobs, flag: "latency-jobs", .integer(1...1_000_000), help: "jobs for the submit-to-result percentiles"),
         Setting(\.directory, flag: "data", SettingValue.string("DIR").optional(none: "a temporary folder, deleted after"),
                 help: "keep the store in DIR"),
+        Setting(\.postgres, flag: "store", JobConfiguration.storeValue.optional(none: "SQLite only"),
+                help: "also measure PostgreSQL, in one run with SQLite: a fresh schema in URI's database, dropped after"),
     ]
 
     static let command = Command(
@@ -118,7 +121,8 @@ enum BenchJobsCommand {
         usage: "quire bench jobs [options]",
         discussion: """
             Measures durable jobs in one process over TCP loopback: a broker with its SQLite job store (in
-            a temporary folder unless --data is given), echo workers draining the jobs, and a client.
+            a temporary folder unless --data is given), echo workers draining the jobs, and a client;
+            with --store, the same again on PostgreSQL (a fresh schema, dropped after).
             First pipelined submissions (each acknowledged only once committed with fsync) for
             submits/s, then jobs one at a time for the time from submission to result. Prints a Markdown
             table for the README. Build with -c release before measuring.
@@ -138,8 +142,17 @@ enum BenchJobsCommand {
             if !quiet { printError("bench: " + line) }
         }
         do {
-            let report = try benchmark.run()
-            printOut(try invocation.value(BenchOptions.json, or: false) ? report.json() : report.markdown())
+            // With a PostgreSQL server: SQLite first, then PostgreSQL, the same runs in one go.
+            var sqlite = options
+            sqlite.postgres = nil
+            var reports = [try JobsBenchmark(options: sqlite, logger: logger, progress: benchmark.progress).run()]
+            if options.postgres != nil { reports.append(try benchmark.run()) }
+            let json = try invocation.value(BenchOptions.json, or: false)
+            if json {
+                printOut(reports.count == 1 ? reports[0].json() : "[" + reports.map { $0.json() }.joined(separator: ",") + "]")
+            } else {
+                printOut(reports.map { $0.markdown() }.joined(separator: "\n\n"))
+            }
             return 0
         } catch {
             printError("\(command): \(error)")

@@ -64,9 +64,7 @@ enum BrokerCommand {
 /// either of which turns jobs on, and ``JobConfiguration/settings``.
 enum DurableJobOptions {
     static let store = Option(
-        "store", variable: "QUIRE_STORE",
-        SettingValue<String>(placeholder: "URI", expectation: JobConfiguration.storeExpectation,
-                             parse: { JobConfiguration.isPostgreSQL($0) ? $0 : nil }, format: { $0 }),
+        "store", variable: "QUIRE_STORE", JobConfiguration.storeValue,
         help: "a PostgreSQL job store brokers on several machines share: one serves it, the others stand by to take over",
         defaultNote: "jobs.sqlite3 in the data folder")
 

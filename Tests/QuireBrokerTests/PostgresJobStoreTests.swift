@@ -8,23 +8,16 @@ import Testing
 /// `scripts/test-postgres`), dropped when done: every test's store starts empty, and tests run in
 /// parallel without seeing each other's jobs or locks.
 final class TestSchema {
-    let name = "test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-    let server: String
-    private let admin: PostgresConnection
+    let scratch: PostgresScratchSchema
+    var name: String { scratch.name }
+    var uri: String { scratch.uri }
 
     init() throws {
         guard let server = ProcessInfo.processInfo.environment["QUIRE_TEST_POSTGRES"], !server.isEmpty else {
             throw JobStoreError(kind: .other, message: "QUIRE_TEST_POSTGRES is not set: run the tests with scripts/test, which starts a PostgreSQL server for them (scripts/test-postgres)")
         }
-        self.server = server
-        admin = try PostgresConnection(server)
-        try admin.execute("CREATE SCHEMA \(name)")
+        scratch = try PostgresScratchSchema(server: server, prefix: "test")
     }
-
-    deinit { try? admin.execute("DROP SCHEMA \(name) CASCADE") }
-
-    /// The store's URI: the server's, with this schema first in the search path.
-    var uri: String { server + (server.contains("?") ? "&" : "?") + "options=-csearch_path%3D\(name)" }
 
     /// A store that has taken the schema over (as a broker that serves it), failing rather than waiting.
     func servingStore() throws -> PostgresJobStore {
@@ -36,7 +29,7 @@ final class TestSchema {
     }
 
     /// Runs SQL on the server as the test's administrator (not the store's connection).
-    func execute(_ sql: String) throws { try admin.execute(sql) }
+    func execute(_ sql: String) throws { try scratch.execute(sql) }
 }
 
 @Suite("PostgreSQL job store: one broker serves it, the others stand by, a lost connection stops it")

@@ -85,6 +85,10 @@ public struct JobConfiguration: Sendable, Equatable {
     /// What `--store` takes.
     public static let storeExpectation = "a PostgreSQL URI: postgresql://[user@]host[:port]/database[?sslmode=…] (the password from PGPASSWORD or a password file, not the URI)"
 
+    /// How `--store` is read: a PostgreSQL URI, or refused with ``storeExpectation``.
+    public static let storeValue = SettingValue<String>(placeholder: "URI", expectation: storeExpectation,
+                                                        parse: { isPostgreSQL($0) ? $0 : nil }, format: { $0 })
+
     /// A `postgresql://` or `postgres://` URI, the forms libpq takes as a URI.
     public static func isPostgreSQL(_ store: String) -> Bool {
         store.hasPrefix("postgresql://") || store.hasPrefix("postgres://")

@@ -246,3 +246,43 @@ extension JobStoreError {
         message = error.description
     }
 }
+
+/// A schema of its own in a PostgreSQL database, dropped with everything in it by ``drop()``: a fresh,
+/// empty store for one benchmark run or one test, beside whatever else the database holds.
+public final class PostgresScratchSchema {
+    public let name: String
+    /// The store's URI: the server's, with this schema first in the search path.
+    public let uri: String
+    private let admin: PostgresConnection
+    private var dropped = false
+
+    /// Creates the schema `prefix_<random hex>` on the server `server` names (a `postgresql://` URI).
+    public init(server: String, prefix: String) throws(JobStoreError) {
+        name = prefix + "_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        uri = server + (server.contains("?") ? "&" : "?") + "options=-csearch_path%3D\(name)"
+        do {
+            admin = try PostgresConnection(server, applicationName: "quire scratch")
+            try admin.execute("CREATE SCHEMA \(name)")
+        } catch {
+            throw JobStoreError(error)
+        }
+    }
+
+    /// The bytes the schema's tables take on the server (their TOAST and indexes included).
+    public func bytes() -> Int64 {
+        let sql = "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            + "WHERE n.nspname = $1 AND c.relkind = 'r'"
+        return (try? admin.query(sql, [.text(name)]).int(0, 0)) ?? 0
+    }
+
+    /// Runs SQL as the schema's creator, on a connection of its own.
+    func execute(_ sql: String) throws(PostgresError) { try admin.execute(sql) }
+
+    public func drop() {
+        guard !dropped else { return }
+        dropped = true
+        try? admin.execute("DROP SCHEMA \(name) CASCADE")
+    }
+
+    deinit { drop() }
+}
