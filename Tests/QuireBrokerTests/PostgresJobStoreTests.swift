@@ -135,6 +135,32 @@ struct PostgresJobStoreTests {
         #expect(frames == [Array(0...255), [], [0]])
     }
 
+    @Test("a batch is all or nothing though its statements go in a pipeline, in chunks; the store goes on after a failure")
+    func pipelinedBatches() throws {
+        let schema = try TestSchema()
+        let store = try schema.servingStore()
+        // More statements than one chunk of the pipeline (256): every one lands.
+        let many = (1...600).map { record("job-\($0)", sequence: Int64($0)) }
+        var big = JobBatch()
+        big.inserts = many.map { JobBatch.Insert(record: $0, request: [Array($0.id.utf8)], submitters: []) }
+        try store.write([big])
+        #expect(try store.recoverMachine(configuration: JobRig.configuration, now: 2_000).active.count == 600)
+
+        // A batch whose 300th statement fails (a job id already stored): the 299 before it are undone.
+        var failing = JobBatch()
+        failing.inserts = (601...899).map { JobBatch.Insert(record: record("job-\($0)", sequence: Int64($0)), request: [[1]], submitters: []) }
+            + [JobBatch.Insert(record: record("job-1", sequence: 900), request: [[1]], submitters: [])]
+        #expect(throws: JobStoreError.self) { try store.write([failing]) }
+        if case .record(let found) = store.load(.job(id: "job-601", then: JobStorageConformanceTests.lookup)) {
+            #expect(found == nil, "nothing of the failed batch was written")
+        } else {
+            Issue.record("the read after a failed batch failed")
+        }
+        // The connection left pipeline mode and its transaction: the next batch is written.
+        try store.write(batch(record("after", sequence: 901)))
+        #expect(try store.recoverMachine(configuration: JobRig.configuration, now: 3_000).active.count == 601)
+    }
+
     @Test("where the store is, for logs, names no password")
     func locationHidesPassword() throws {
         let schema = try TestSchema()

@@ -116,6 +116,76 @@ final class PostgresConnection {
     @discardableResult
     func query(_ sql: String, _ parameters: [PostgresValue] = []) throws(PostgresError) -> PostgresRows {
         let name = try statementName(for: sql, parameters: parameters)
+        let result: OpaquePointer? = Self.withBinary(parameters) { count, values, lengths, formats in
+            PQexecPrepared(handle, name, count, values, lengths, formats, 1)
+        }
+        try check(result, operation: String(sql.prefix(40)))
+        return PostgresRows(result!)
+    }
+
+    /// Runs the statements in order inside the open transaction, sent without waiting for each answer
+    /// (libpq's pipeline mode: one round trip per `chunk` statements instead of one each); throws the
+    /// first statement's error, after which the rest did not run and the transaction must roll back.
+    func pipeline(_ statements: [(sql: String, parameters: [PostgresValue])], chunk: Int = 256) throws(PostgresError) {
+        // Statements are prepared first, outside the pipeline (each on its first use, as for query).
+        var names: [String] = []
+        for statement in statements { names.append(try statementName(for: statement.sql, parameters: statement.parameters)) }
+        var start = 0
+        while start < statements.count {
+            // Chunks bound what the server answers before the client reads: the answers to a few hundred
+            // statements fit the socket's buffers, so neither side can block the other.
+            let end = min(start + chunk, statements.count)
+            try runPipeline(statements[start..<end], names: names[start..<end])
+            start = end
+        }
+    }
+
+    private func runPipeline(_ statements: ArraySlice<(sql: String, parameters: [PostgresValue])>, names: ArraySlice<String>) throws(PostgresError) {
+        func failure(_ operation: String) -> PostgresError {
+            PostgresError(sqlState: nil, message: Self.trimmed(PQerrorMessage(handle)), operation: operation, connectionLost: PQstatus(handle) != CONNECTION_OK)
+        }
+        guard PQenterPipelineMode(handle) == 1 else { throw failure("pipeline") }
+        var sent = 0
+        for (statement, name) in zip(statements, names) {
+            let queued = Self.withBinary(statement.parameters) { count, values, lengths, formats in
+                PQsendQueryPrepared(handle, name, count, values, lengths, formats, 1)
+            }
+            guard queued == 1 else { break }
+            sent += 1
+        }
+        let synced = PQpipelineSync(handle) == 1
+        // Each statement's answer is its results, then a NULL; then the sync's own result.
+        var firstError: PostgresError?
+        for statement in statements.prefix(sent) {
+            while let result = PQgetResult(handle) {
+                let status = PQresultStatus(result)
+                if status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && firstError == nil {
+                    if status == PGRES_PIPELINE_ABORTED {
+                        PQclear(result)
+                    } else {
+                        do { try check(result, operation: String(statement.sql.prefix(40))) } catch { firstError = error }
+                        continue  // check freed it
+                    }
+                } else {
+                    PQclear(result)
+                }
+            }
+        }
+        if synced {
+            while let result = PQgetResult(handle) {
+                let done = PQresultStatus(result) == PGRES_PIPELINE_SYNC
+                PQclear(result)
+                if done { break }
+            }
+        }
+        PQexitPipelineMode(handle)
+        if let firstError { throw firstError }
+        guard sent == statements.count, synced else { throw failure("pipeline send") }
+    }
+
+    /// `parameters` in PostgreSQL's binary format, as libpq's arrays, for the length of `body`.
+    private static func withBinary<T>(_ parameters: [PostgresValue],
+                                      _ body: (Int32, [UnsafePointer<CChar>?], [Int32], [Int32]) -> T) -> T {
         let values = parameters.map(\.binary)
         // Every value lives in one buffer for the call; libpq copies what it sends before returning.
         var buffer: [UInt8] = []
@@ -127,15 +197,13 @@ final class PostgresConnection {
         buffer.append(0)  // never empty: a zero-length value still gets a pointer (empty, not NULL)
         let lengths = values.map { Int32($0?.count ?? 0) }
         let formats = [Int32](repeating: 1, count: values.count)
-        let result: OpaquePointer? = buffer.withUnsafeBufferPointer { bytes in
+        return buffer.withUnsafeBufferPointer { bytes in
             let base = UnsafeRawPointer(bytes.baseAddress!)
             let pointers: [UnsafePointer<CChar>?] = values.indices.map { index in
                 values[index] == nil ? nil : base.advanced(by: offsets[index]).assumingMemoryBound(to: CChar.self)
             }
-            return PQexecPrepared(handle, name, Int32(values.count), pointers, lengths, formats, 1)
+            return body(Int32(values.count), pointers, lengths, formats)
         }
-        try check(result, operation: String(sql.prefix(40)))
-        return PostgresRows(result!)
     }
 
     /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.

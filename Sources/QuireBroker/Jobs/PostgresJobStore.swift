@@ -146,35 +146,37 @@ final class PostgresJobStore: JobStorage {
     }
 
     /// Writes the batches, in order, in one transaction (one commit: with synchronous replication,
-    /// on the standby too before it returns).
+    /// on the standby too before it returns). The statements go to the server in a pipeline.
     func write(_ batches: [JobBatch]) throws(JobStoreError) {
-        do {
-            try connection.transaction { () throws(PostgresError) in
-                for changes in batches {
-                    for name in changes.services {
-                        try connection.query("INSERT INTO quire_services (name, first_seen) VALUES ($1, $2) ON CONFLICT DO NOTHING",
-                                             [.text(name), .int(changes.now)])
-                    }
-                    // Deletions first: a job closed and resubmitted with its key in the same turn.
-                    for id in changes.deletions { try connection.query("DELETE FROM quire_jobs WHERE id = $1", [.text(id)]) }
-                    for insert in changes.inserts {
-                        try connection.query("INSERT INTO quire_jobs (\(Self.columns), request) VALUES (\(Self.placeholders(20)))",
-                                             Self.values(insert.record) + [.bytes(FrameCoding.encode(insert.request))])
-                        lastSequence = max(lastSequence, insert.record.sequence)
-                    }
-                    for (_, update) in changes.updates {
-                        let r = update.record
-                        try connection.query("""
-                            UPDATE quire_jobs SET state = $1, attempts = $2, updated_at = $3, started_at = $4, finished_at = $5, not_before = $6,
-                                expires_at = $7, last_error = $8, reply = COALESCE($9, reply) WHERE id = $10
-                            """, [.text(r.state.rawValue), .int(r.attempts), .int(r.updatedAt), .int(r.startedAt), .int(r.finishedAt),
-                                  .int(r.notBefore), .int(r.expiresAt), .bytes(r.lastError), .bytes(update.reply.map(FrameCoding.encode)), .text(r.id)])
-                    }
-                }
+        var statements: [(sql: String, parameters: [PostgresValue])] = []
+        var sequence = lastSequence
+        for changes in batches {
+            for name in changes.services {
+                statements.append(("INSERT INTO quire_services (name, first_seen) VALUES ($1, $2) ON CONFLICT DO NOTHING", [.text(name), .int(changes.now)]))
             }
+            // Deletions first: a job closed and resubmitted with its key in the same turn.
+            for id in changes.deletions { statements.append(("DELETE FROM quire_jobs WHERE id = $1", [.text(id)])) }
+            for insert in changes.inserts {
+                statements.append(("INSERT INTO quire_jobs (\(Self.columns), request) VALUES (\(Self.placeholders(20)))",
+                                   Self.values(insert.record) + [.bytes(FrameCoding.encode(insert.request))]))
+                sequence = max(sequence, insert.record.sequence)
+            }
+            for (_, update) in changes.updates {
+                let r = update.record
+                statements.append(("""
+                    UPDATE quire_jobs SET state = $1, attempts = $2, updated_at = $3, started_at = $4, finished_at = $5, not_before = $6,
+                        expires_at = $7, last_error = $8, reply = COALESCE($9, reply) WHERE id = $10
+                    """, [.text(r.state.rawValue), .int(r.attempts), .int(r.updatedAt), .int(r.startedAt), .int(r.finishedAt),
+                          .int(r.notBefore), .int(r.expiresAt), .bytes(r.lastError), .bytes(update.reply.map(FrameCoding.encode)), .text(r.id)]))
+            }
+        }
+        guard !statements.isEmpty else { return }
+        do {
+            try connection.transaction { () throws(PostgresError) in try connection.pipeline(statements) }
         } catch {
             throw JobStoreError(error)
         }
+        lastSequence = sequence
     }
 
     func load(_ load: JobLoad) -> JobLoad.Result {
