@@ -179,6 +179,49 @@ def test_postgresql_restarted_under_load_the_broker_reconnects_and_nothing_accep
     assert b"lost the job store" in log and b"durable jobs resumed" in log, a.log_tail()
 
 
+@pytest.mark.timeout_s(120)
+def test_the_stores_disk_full_gives_typed_errors_never_a_false_200_and_service_comes_back(ctx, procs, tmp_path):
+    assert os.geteuid() == 0, "this test mounts a tmpfs for PostgreSQL's data folder: run scripts/test as root (or with sudo)"
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    script = os.path.join(repo, "scripts", "test-postgres")
+    small = subprocess.run([script, "start", "--tmpfs", "96"], check=True, capture_output=True, text=True, timeout=90).stdout.strip()
+    try:
+        folder = small.split("host=", 1)[1]
+        a = start_store_broker(ctx, procs, tmp_path, small, "broker")
+        start_echo(ctx, procs, tmp_path, a.url)
+        # The disk all but full: a filler leaves about 6 MB, some 60 jobs of 100 KB with their results.
+        stat = os.statvfs(folder)
+        free_mb = stat.f_bavail * stat.f_frsize // (1 << 20)
+        with open(os.path.join(folder, "filler"), "wb") as f:
+            f.write(b"\0" * ((free_mb - 6) << 20))
+        t = Titanic(ctx, a.url)
+        accepted, refusal = {}, None
+        for n in range(400):
+            payload = os.urandom(100_000)
+            reply = t.ask("titanic.request", b"echo", json.dumps({"job": {"idempotencyKey": "full-%d" % n}}).encode(), payload, timeout=10.0)
+            if reply[0] != b"200":
+                refusal = reply
+                break
+            accepted[reply[1]] = payload
+        assert refusal is not None, "400 jobs of 100 KB fitted in 6 MB?"
+        assert refusal[0] == b"500 storage_failure" and b"full" in refusal[1], fmt(refusal)
+        assert len(accepted) > 5
+        # Space comes back: the same broker, with no restart, accepts and finishes jobs again.
+        os.remove(os.path.join(folder, "filler"))
+        for n in range(400, 420):
+            payload = os.urandom(100_000)
+            reply = t.ask("titanic.request", b"echo", json.dumps({"job": {"idempotencyKey": "full-%d" % n}}).encode(), payload, timeout=10.0)
+            assert reply[0] == b"200", fmt(reply)
+            accepted[reply[1]] = payload
+        # Every job answered 200, before the disk filled or after, finishes with its own bytes.
+        for job_id, payload in accepted.items():
+            assert t.result(job_id, timeout=30) == [b"200", b"{}", payload]
+        t.close()
+        assert a.alive()
+    finally:
+        subprocess.run([script, "stop", small], timeout=60)
+
+
 def test_bad_and_unreachable_stores_are_refused_with_the_reason_and_no_password(tmp_path):
     bad = subprocess.run([QUIRE_BIN, "broker", "--bind", "tcp://127.0.0.1:%d" % free_port(), "--store", "mysql://x/y"],
                          capture_output=True, text=True, timeout=20)

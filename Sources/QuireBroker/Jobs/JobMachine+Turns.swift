@@ -182,7 +182,7 @@ extension JobMachine {
 
     static func wireError(_ error: JobStoreError) -> WireError {
         switch error.kind {
-        case .full: WireError(.storageFailure, "the broker's disk is full; nothing was stored")
+        case .full: WireError(.storageFailure, "the job store's disk is full; nothing was stored")
         case .readOnly: WireError(.storageFailure, "the broker's job store is read-only; nothing was stored")
         case .busy: WireError(.storageFailure, "the job store is busy; nothing was stored")
         case .other: WireError(.storageFailure, "the job store failed; nothing was stored")
