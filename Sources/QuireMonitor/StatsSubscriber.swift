@@ -1,5 +1,6 @@
 import Foundation
 import QuireStats
+import QuireSupport
 import ZeroMQ
 
 /// A message from the broker's stats socket.
@@ -25,7 +26,9 @@ public final class StatsSubscriber {
         try socket.setReconnectInterval(milliseconds: 200, maxMilliseconds: 2_000)
         try socket.subscribe(Array(StatsTopic.snapshot.utf8))
         if events { try socket.subscribe(Array(StatsTopic.event.utf8)) }
-        try socket.connect(endpoint)
+        // Several brokers (`tcp://a:5556,tcp://b:5556`): subscribed to all, so the snapshots come from
+        // whichever serves (a standby broker publishes none).
+        for one in BrokerEndpoints.split(endpoint) { try socket.connect(one) }
         self.endpoint = endpoint
         self.socket = socket
     }

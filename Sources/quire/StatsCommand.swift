@@ -9,8 +9,8 @@ import Glibc
 
 /// Where `quire stats` and `quire exporter` subscribe.
 enum StatsOptions {
-    static let endpoint = Option("stats", variable: "QUIRE_STATS", .string("ENDPOINT"), default: "tcp://127.0.0.1:5556",
-                                 help: "the broker's stats socket (quire broker --stats)")
+    static let endpoint = Option("stats", variable: "QUIRE_STATS", .string("ENDPOINT[,ENDPOINT…]"), default: "tcp://127.0.0.1:5556",
+                                 help: "the broker's stats socket (quire broker --stats); several brokers' separated by commas: the one serving publishes")
 }
 
 enum StatsCommand {

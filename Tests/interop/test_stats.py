@@ -458,3 +458,29 @@ def test_durable_job_figures(ctx, start_broker, start_echo_worker, subscriber, t
     later = service(snap, "later")
     assert later["jobs"]["submitted"] == 4
     assert later["queue"]["jobs"] == {"high": 3, "normal": 0, "low": 0}, later["queue"]
+
+
+def test_an_exporter_given_several_brokers_follows_the_one_that_publishes(quire_bin, start_broker, procs, tmp_path):
+    """Brokers sharing a store: only the serving one publishes; the exporter subscribed to all of them
+    shows whichever does, and a new one when it takes over (its start time, counters from zero)."""
+    first_stats, second_stats = "tcp://127.0.0.1:%d" % free_port(), "tcp://127.0.0.1:%d" % free_port()
+    exporter = Exporter(quire_bin, "%s,%s" % (first_stats, second_stats), tmp_path)
+    procs.append(exporter)
+    wait_until(lambda: exporter.alive() and accepts(exporter.port), 10, what="the exporter to listen")
+
+    def start_time():
+        status, _, body = exporter.get()
+        if status != 200:
+            return None
+        try:
+            return sample(families(body), "quire_broker_start_time_seconds", "quire_broker_start_time_seconds")
+        except (AssertionError, KeyError):
+            return None
+
+    first = start_broker(stats=first_stats, stats_interval_ms=INTERVAL_MS)
+    seen_first = wait_until(start_time, 10, what="the first broker's snapshot")
+    first.kill()
+    start_broker(stats=second_stats, stats_interval_ms=INTERVAL_MS)
+    seen_second = wait_until(lambda: (lambda t: t if t and t != seen_first else None)(start_time()), 10,
+                             what="the second broker's snapshot")
+    assert seen_second > seen_first
