@@ -117,6 +117,7 @@ public final class Broker: Sendable {
         state.statistics = BrokerStatistics(startedAtMs: StatsTime.nowUnixMilliseconds(), startedAt: Instant.now(), window: configuration.statsWindow)
         state.statistics.keepsEvents = stats != nil
         state.statistics.isRecording = stats != nil
+        if let store { state.statistics.keepStore(kind: store is PostgresJobStore ? "postgresql" : "sqlite") }
         // The store's I/O on a thread of its own: its outcomes ring the same wake-up as stop().
         let storage = store.map { StorageThread(store: $0, wakeup: wakeup, logger: logger) }
         defer { storage?.stop() }

@@ -31,6 +31,8 @@ struct BrokerMachine: Sendable {
         case storeLost(JobStoreError)
         /// The store is back and this broker serves it again: the jobs as the store has them now.
         case jobsRecovered(JobMachine)
+        /// A write on the store's thread (one transaction): how long it took, whether it committed.
+        case storeWrote(seconds: Double, committed: Bool)
     }
 
     enum Action: Sendable, Equatable {
@@ -105,13 +107,17 @@ struct BrokerMachine: Sendable {
             tagFloor = max(tagFloor, jobs?.nextTag ?? tagFloor)
             jobs = nil
             jobsPaused = true
+            broker.statistics.storeLost()
             actions.append(.log(.error, "lost the job store: durable jobs paused while it is recovered", ["error": error.description]))
             actions.append(.recoverJobs(lost.configuration))
         case .jobsRecovered(var recovered):
             recovered.nextTag = max(recovered.nextTag, tagFloor)
             jobs = recovered
             jobsPaused = false
+            broker.statistics.storeRecovered()
             actions.append(.log(.notice, "job store recovered: durable jobs resumed", ["active": String(recovered.activeCount)]))
+        case .storeWrote(let seconds, let committed):
+            broker.statistics.storeWrote(seconds: seconds, committed: committed, now: now)
         }
         return actions
     }

@@ -55,7 +55,12 @@ extension BrokerState {
             sequence: sequence, timeMs: wallClockMs, intervalMs: interval.value,
             windowSeconds: Double(statistics.window.value) / 1000,
             broker: StatsSnapshot.BrokerInfo(startedAtMs: statistics.startedAtMs, uptimeSeconds: now.seconds(since: statistics.startedAt), pid: pid),
-            totals: totals, services: serviceStats, workers: workerStats)
+            totals: totals, services: serviceStats, workers: workerStats,
+            store: statistics.store.map { store in
+                StatsSnapshot.StoreStats(kind: store.kind, state: store.recovering ? "recovering" : "serving", commits: store.commits,
+                                         commitFailures: store.commitFailures, connectionsLost: store.connectionsLost,
+                                         recoveries: store.recoveries, commitSeconds: store.commitTime.summary(now: now))
+            })
     }
 
     private var queuedRequestTotal: Int {

@@ -56,6 +56,41 @@ public struct BrokerStatistics: Sendable {
     /// is configured, so that a broker without stats does none of this work.
     public var isRecording = true
 
+    /// The job store's figures; `nil` for a broker without durable jobs.
+    struct StoreRecord: Sendable {
+        var kind: String
+        var recovering = false
+        var commits = 0
+        var commitFailures = 0
+        var connectionsLost = 0
+        var recoveries = 0
+        var commitTime: LatencyHistogram
+    }
+
+    var store: StoreRecord?
+
+    /// Counts the job store from now on (`kind`: `sqlite`, `postgresql`).
+    mutating func keepStore(kind: String) {
+        store = StoreRecord(kind: kind, commitTime: LatencyHistogram(window: window))
+    }
+
+    /// A write on the store's thread: one transaction that took `seconds`, committed or not.
+    mutating func storeWrote(seconds: Double, committed: Bool, now: Instant) {
+        guard store != nil else { return }
+        if committed { store?.commits += 1 } else { store?.commitFailures += 1 }
+        store?.commitTime.record(seconds: seconds, now: now)
+    }
+
+    mutating func storeLost() {
+        store?.connectionsLost += 1
+        store?.recovering = true
+    }
+
+    mutating func storeRecovered() {
+        store?.recoveries += 1
+        store?.recovering = false
+    }
+
     public init(startedAtMs: Int64 = 0, startedAt: Instant = Instant(nanoseconds: 0), window: Milliseconds = 60_000) {
         self.startedAtMs = startedAtMs
         self.startedAt = startedAt

@@ -44,6 +44,27 @@ public enum PrometheusRenderer {
 
         out.family("quire_broker_start_time_seconds", "gauge", "When the broker started, in Unix seconds.")
         out.sample("quire_broker_start_time_seconds", [], Double(s.broker.startedAtMs) / 1000)
+        if let store = s.store {
+            out.family("quire_store_info", "gauge", "The broker's durable job store (1), by kind.")
+            out.sample("quire_store_info", [("store", store.kind)], 1)
+            out.family("quire_store_serving", "gauge", "1 while the broker serves its job store, 0 while it recovers a lost one (durable jobs paused).")
+            out.sample("quire_store_serving", [], store.state == "serving" ? 1 : 0)
+            out.family("quire_store_commits_total", "counter", "Transactions the broker committed to its job store.")
+            out.sample("quire_store_commits_total", [], Double(store.commits))
+            out.family("quire_store_commit_failures_total", "counter", "Transactions that failed (nothing of them written).")
+            out.sample("quire_store_commit_failures_total", [], Double(store.commitFailures))
+            out.family("quire_store_connections_lost_total", "counter", "Connections to the job store lost (PostgreSQL).")
+            out.sample("quire_store_connections_lost_total", [], Double(store.connectionsLost))
+            out.family("quire_store_recoveries_total", "counter", "Lost job stores taken over again.")
+            out.sample("quire_store_recoveries_total", [], Double(store.recoveries))
+            let l = store.commitSeconds
+            out.family("quire_store_commit_seconds", "summary", "How long a write to the job store took, its commit included (quantiles over the sliding window).")
+            for (q, v) in [("0.5", l.p50), ("0.9", l.p90), ("0.99", l.p99)] {
+                out.sample("quire_store_commit_seconds", [("quantile", q)], v ?? .nan)
+            }
+            out.sample("quire_store_commit_seconds_sum", [], l.sum)
+            out.sample("quire_store_commit_seconds_count", [], Double(l.count))
+        }
         out.family("quire_broker_received_bytes_total", "counter", "Bytes of every message the broker received.")
         out.sample("quire_broker_received_bytes_total", [], Double(s.totals.bytesIn))
         out.family("quire_broker_sent_bytes_total", "counter", "Bytes of every message the broker sent.")

@@ -31,9 +31,11 @@ public struct StatsSnapshot: Codable, Sendable, Equatable {
     public var services: [ServiceStats]
     /// Every connected worker, sorted by service then id.
     public var workers: [WorkerStats]
+    /// The durable job store, when the broker keeps jobs.
+    public var store: StoreStats?
 
     public init(version: Int = 1, sequence: UInt64, timeMs: Int64, intervalMs: Int64, windowSeconds: Double,
-                broker: BrokerInfo, totals: Totals, services: [ServiceStats], workers: [WorkerStats]) {
+                broker: BrokerInfo, totals: Totals, services: [ServiceStats], workers: [WorkerStats], store: StoreStats? = nil) {
         self.version = version
         self.sequence = sequence
         self.timeMs = timeMs
@@ -44,6 +46,35 @@ public struct StatsSnapshot: Codable, Sendable, Equatable {
         self.totals = totals
         self.services = services
         self.workers = workers
+        self.store = store
+    }
+
+    /// The durable job store as this broker uses it: its writes (one transaction each, many jobs), and
+    /// for a store across the network, the connections lost and recovered.
+    public struct StoreStats: Codable, Sendable, Equatable {
+        /// `sqlite` or `postgresql`.
+        public var kind: String
+        /// `serving`, or `recovering` while a lost store is reconnected (durable jobs paused).
+        public var state: String
+        /// Transactions committed, and those that failed (nothing of them written).
+        public var commits: Int
+        public var commitFailures: Int
+        /// Connections to the store lost, and recovered (for SQLite always 0).
+        public var connectionsLost: Int
+        public var recoveries: Int
+        /// How long a write took on the store's thread, its commit included (the store's round trip).
+        public var commitSeconds: LatencySummary
+
+        public init(kind: String, state: String, commits: Int, commitFailures: Int, connectionsLost: Int, recoveries: Int,
+                    commitSeconds: LatencySummary) {
+            self.kind = kind
+            self.state = state
+            self.commits = commits
+            self.commitFailures = commitFailures
+            self.connectionsLost = connectionsLost
+            self.recoveries = recoveries
+            self.commitSeconds = commitSeconds
+        }
     }
 
     public struct BrokerInfo: Codable, Sendable, Equatable {

@@ -12,6 +12,25 @@ struct BrokerStatisticsTests {
         h.state.statisticsSnapshot(now: h.now, wallClockMs: 1_000_000, interval: 1_000, pid: 42)
     }
 
+    @Test("the job store's writes, failures, losses and recoveries are counted; no store, no store figures")
+    func storeFigures() throws {
+        var h = Harness()
+        #expect(snapshot(&h).store == nil, "a broker without durable jobs says nothing of a store")
+        h.state.statistics.keepStore(kind: "postgresql")
+        for ms in [2.0, 3.0, 4.0] { h.state.statistics.storeWrote(seconds: ms / 1_000, committed: true, now: h.now) }
+        h.state.statistics.storeWrote(seconds: 0.010, committed: false, now: h.now)
+        h.state.statistics.storeLost()
+        var store = try #require(snapshot(&h).store)
+        #expect(store.kind == "postgresql" && store.state == "recovering")
+        #expect(store.commits == 3 && store.commitFailures == 1 && store.connectionsLost == 1 && store.recoveries == 0)
+        #expect(store.commitSeconds.count == 4)
+        let p50 = try #require(store.commitSeconds.p50)
+        #expect(p50 > 0.0027 && p50 <= 0.0033)
+        h.state.statistics.storeRecovered()
+        store = try #require(snapshot(&h).store)
+        #expect(store.state == "serving" && store.recoveries == 1)
+    }
+
     @Test("completed requests, bytes, run times and the worker's jobs are counted")
     func completedRequests() throws {
         var h = Harness()

@@ -19,7 +19,7 @@ import zmq
 from prometheus_client.parser import text_string_to_metric_families
 from referencing import Registry, Resource
 
-from conftest import (DEAD_AFTER_S, MDPC02, C02_REQUEST, Proc, REPO_ROOT, accepts, free_port, new_dealer, recv, wait_until)
+from conftest import (DEAD_AFTER_S, MDPC02, C02_REQUEST, Proc, REPO_ROOT, accepts, call, free_port, new_dealer, recv, wait_until)
 
 SCHEMA_DIR = REPO_ROOT / "proto-json"
 INTERVAL_MS = 200
@@ -369,7 +369,7 @@ def test_exporter_serves_prometheus_metrics(quire_bin, ctx, stats_broker, start_
     # Bounded labels only: never a job or worker id.
     for f in fams.values():
         for s in f.samples:
-            assert set(s.labels) <= {"service", "state", "reason", "priority", "quantile"}, s
+            assert set(s.labels) <= {"service", "state", "reason", "priority", "quantile", "store"}, s
             assert s.name.startswith("quire_")
 
     # HTTP edges: 404, 405, HEAD, a bad request, and a client that sends nothing.
@@ -484,3 +484,37 @@ def test_an_exporter_given_several_brokers_follows_the_one_that_publishes(quire_
     seen_second = wait_until(lambda: (lambda t: t if t and t != seen_first else None)(start_time()), 10,
                              what="the second broker's snapshot")
     assert seen_second > seen_first
+
+
+def test_the_job_store_is_in_the_snapshot_and_the_exporter(quire_bin, ctx, start_broker, start_echo_worker, subscriber, procs, tmp_path):
+    stats_url = "tcp://127.0.0.1:%d" % free_port()
+    broker = start_broker(stats=stats_url, stats_interval_ms=INTERVAL_MS, data=str(tmp_path / "data"))
+    start_echo_worker(broker)
+    sub = subscriber(stats_url)
+    sock = new_dealer(ctx, broker.url)
+    for n in range(5):
+        reply = call(sock, "mdp02", b"titanic.request", b"echo", b"{}", b"job %d" % n)
+        assert reply[0][0] == b"200", reply
+    sock.close(0)
+    # Schema-checked on receipt (Subscriber.next): the store's kind, its commits, their times.
+    snap = sub.snapshot_where(lambda s: (s.get("store") or {}).get("commits", 0) >= 5, what="a snapshot with the store's commits")
+    store = snap["store"]
+    assert store["kind"] == "sqlite" and store["state"] == "serving"
+    assert store["commitFailures"] == 0 and store["connectionsLost"] == 0
+    assert store["commitSeconds"]["count"] == store["commits"] + store["commitFailures"]
+    assert 0 < store["commitSeconds"]["p50"] < 5
+    exporter = Exporter(quire_bin, stats_url, tmp_path)
+    procs.append(exporter)
+    wait_until(lambda: exporter.alive() and accepts(exporter.port), 10, what="the exporter to listen")
+
+    def scraped():
+        status, _, body = exporter.get()
+        if status != 200 or "quire_store_commits_total" not in body:
+            return None
+        return families(body)
+
+    fams = wait_until(scraped, 10, what="/metrics with the store's figures")
+    assert sample(fams, "quire_store_commits", "quire_store_commits_total") >= 5
+    assert sample(fams, "quire_store_info", "quire_store_info", store="sqlite") == 1
+    assert sample(fams, "quire_store_serving", "quire_store_serving") == 1
+    assert fams["quire_store_commit_seconds"].type == "summary"

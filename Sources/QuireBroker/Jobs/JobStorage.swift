@@ -141,11 +141,15 @@ final class StorageThread: @unchecked Sendable {
     private func perform(_ work: [Work]) -> [BrokerMachine.Event] {
         let batches = work.compactMap { if case .persist(let batch) = $0 { batch } else { nil } }
         if !batches.isEmpty {
+            let started = Instant.now()
+            func timed(_ committed: Bool) -> BrokerMachine.Event {
+                .storeWrote(seconds: Instant.now().seconds(since: started), committed: committed)
+            }
             do {
                 try store.write(batches)
-                return batches.map { .committed($0) }
+                return batches.map { .committed($0) } + [timed(true)]
             } catch {
-                return batches.map { .commitFailed($0, error) } + lostEvent(error)
+                return batches.map { .commitFailed($0, error) } + [timed(false)] + lostEvent(error)
             }
         }
         switch work.first {
