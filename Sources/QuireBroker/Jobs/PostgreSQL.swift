@@ -65,13 +65,16 @@ final class PostgresConnection {
     /// Connects with a libpq connection string or URI (`postgresql://user@host/db?sslmode=verify-full`).
     /// What the string leaves out libpq takes from its environment (`PGHOST`, `PGSSLMODE`, …) and the
     /// password from `PGPASSWORD` or the password file (`~/.pgpass`, `PGPASSFILE`), as `psql` does.
-    /// `applicationName` is what `pg_stat_activity` shows for it, and a connection attempt ends after
-    /// 10 s, unless the string says otherwise.
+    /// `applicationName` is what `pg_stat_activity` shows for it; a connection attempt ends after 10 s
+    /// and a silent peer is noticed within about 30 s, unless the string says otherwise.
     init(_ connectionString: String, applicationName: String = "quire") throws(PostgresError) {
         // The string is expanded in place of `dbname`: what it says overrides the defaults given before
-        // it (a server that does not answer is given up after 10 s, not the system's minutes).
-        let keywords = ["application_name", "connect_timeout", "dbname"]
-        let values = [applicationName, "10", connectionString]
+        // it. A server that does not answer is given up after 10 s, not the system's minutes; over TCP,
+        // a connection whose other end went silent (a cut network, a machine gone) is noticed within
+        // about 30 s by keepalives and by data left unacknowledged, instead of a write hanging for
+        // the kernel's 15 minutes.
+        let keywords = ["application_name", "connect_timeout", "keepalives_idle", "keepalives_interval", "keepalives_count", "tcp_user_timeout", "dbname"]
+        let values = [applicationName, "10", "10", "5", "3", "30000", connectionString]
         let made: OpaquePointer? = withCStrings(keywords) { keywordPointers in
             withCStrings(values) { valuePointers in PQconnectdbParams(keywordPointers, valuePointers, 1) }
         }
@@ -178,7 +181,11 @@ final class PostgresConnection {
                 if done { break }
             }
         }
-        PQexitPipelineMode(handle)
+        // A connection left in pipeline mode could run nothing else: it counts as lost (the broker then
+        // connects again and starts over from the store).
+        guard PQexitPipelineMode(handle) == 1 else {
+            throw PostgresError(sqlState: nil, message: Self.trimmed(PQerrorMessage(handle)), operation: "pipeline end", connectionLost: true)
+        }
         if let firstError { throw firstError }
         guard sent == statements.count, synced else { throw failure("pipeline send") }
     }
