@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import threading
+import time
 import uuid
 
 import pytest
@@ -269,3 +270,115 @@ def test_a_client_and_a_worker_naming_both_brokers_follow_the_takeover(ctx, proc
     t.close()
     log = open(worker.log_path, "rb").read()
     assert b'"broker":"%s"' % b.url.encode() in log and b"worker ready" in log
+
+
+class CuttableProxy:
+    """TCP on loopback in front of the test server's Unix socket, whose link can be cut silently: its
+    port's packets dropped (iptables), and the server's side of the sessions closed as the server's own
+    keepalives would close them. The broker on the far side hears nothing at all."""
+
+    def __init__(self, socket_path):
+        import socket as sockets
+        self.socket_path = socket_path
+        self.listener = sockets.socket(sockets.AF_INET, sockets.SOCK_STREAM)
+        self.listener.setsockopt(sockets.SOL_SOCKET, sockets.SO_REUSEADDR, 1)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(16)
+        self.port = self.listener.getsockname()[1]
+        self.upstreams = []
+        self.rules = [["INPUT", "-i", "lo", "-p", "tcp", "--dport", str(self.port), "-j", "DROP"],
+                      ["INPUT", "-i", "lo", "-p", "tcp", "--sport", str(self.port), "-j", "DROP"]]
+        self.cut_on = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        import socket as sockets
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            upstream = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
+            upstream.connect(self.socket_path)
+            self.upstreams.append(upstream)
+            for source, sink in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+
+    @staticmethod
+    def _pump(source, sink):
+        try:
+            while True:
+                data = source.recv(65536)
+                if not data:
+                    break
+                sink.sendall(data)
+        except OSError:
+            pass
+
+    def cut(self):
+        for rule in self.rules:
+            subprocess.run(["iptables", "-I"] + rule, check=True, timeout=10)
+        self.cut_on = True
+        for upstream in self.upstreams:
+            try:
+                upstream.shutdown(2)
+                upstream.close()
+            except OSError:
+                pass
+        self.upstreams = []
+
+    def mend(self):
+        if self.cut_on:
+            for rule in self.rules:
+                subprocess.run(["iptables", "-D"] + rule, check=False, timeout=10)
+            self.cut_on = False
+
+    def close(self):
+        self.mend()
+        self.listener.close()
+
+
+@pytest.mark.timeout_s(150)
+def test_a_broker_cut_off_silently_stops_taking_jobs_the_other_finishes_them_and_it_stands_by_once_mended(ctx, procs, tmp_path, store):
+    assert os.geteuid() == 0, "this test drops a port's packets with iptables: run scripts/test as root (or with sudo)"
+    folder = server().split("host=", 1)[1].split("&", 1)[0]
+    proxy = CuttableProxy(os.path.join(folder, ".s.PGSQL.5432"))
+    try:
+        schema_option = store.split("options=", 1)[1]
+        # A reaches the store over TCP through the proxy, and notices a silent peer within ~2 s.
+        a_store = ("postgresql://quire@127.0.0.1:%d/quire?sslmode=disable&options=%s&connect_timeout=2"
+                   "&keepalives_idle=1&keepalives_interval=1&keepalives_count=2&tcp_user_timeout=2000") % (proxy.port, schema_option)
+        a = start_store_broker(ctx, procs, tmp_path, a_store, "broker-a")
+        b = start_store_broker(ctx, procs, tmp_path, store, "broker-b", serving=False)
+        start_echo(ctx, procs, tmp_path, a.url, delay_ms=1500)
+        start_echo(ctx, procs, tmp_path, b.url, wait=False)
+        t, expected = submit_all(ctx, a.url, 4)
+        t.close()
+        time.sleep(0.3)  # A's worker holds the first job now
+        proxy.cut()
+        # The server has ended A's session: B takes the store over and finishes every job, the one
+        # A's worker was reading included (its lease is B's to give out again).
+        wait_until(lambda: try_mmi(ctx, b.url, b"echo") is not None, 20, what="B serving")
+        t = Titanic(ctx, b.url)
+        for job_id, want in expected.items():
+            assert t.result(job_id, timeout=40) == want
+        t.close()
+        # A cannot commit: what it is asked to store is refused (typed), never answered 200, and its
+        # jobs pause until it has the store again.
+        t = Titanic(ctx, a.url)
+        reply = t.ask("titanic.request", b"echo", b"{}", b"during the cut", timeout=10.0)
+        assert reply[0] in (b"500 storage_failure", b"500 service_unavailable"), fmt(reply)
+        wait_until(lambda: b"lost the job store" in open(a.log_path, "rb").read(), 20, what="A noticing the cut")
+        t.close()
+        # The link is back: A connects again and stands by, since B serves the store now.
+        proxy.mend()
+        wait_until(lambda: b"another broker serves it: standing by" in open(a.log_path, "rb").read(), 30, what="A standing by")
+        b.p.send_signal(signal.SIGKILL)
+        b.p.wait(timeout=5)
+        wait_until(lambda: b"durable jobs resumed" in open(a.log_path, "rb").read(), 20, what="A serving again")
+        t = Titanic(ctx, a.url)
+        for job_id, want in expected.items():
+            assert t.result(job_id, timeout=30) == want
+        t.close()
+    finally:
+        proxy.close()
