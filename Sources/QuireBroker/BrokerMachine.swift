@@ -62,6 +62,7 @@ struct BrokerMachine: Sendable {
     init(broker: BrokerState, jobs: JobMachine?) {
         self.broker = broker
         self.jobs = jobs
+        self.broker.servesJobs = jobs != nil
     }
 
     /// `now` is monotonic (heartbeats, timeouts); `wallClock` is milliseconds since 1970 (token times,
@@ -107,6 +108,7 @@ struct BrokerMachine: Sendable {
             tagFloor = max(tagFloor, jobs?.nextTag ?? tagFloor)
             jobs = nil
             jobsPaused = true
+            broker.servesJobs = false
             broker.statistics.storeLost()
             actions.append(.log(.error, "lost the job store: durable jobs paused while it is recovered", ["error": error.description]))
             actions.append(.recoverJobs(lost.configuration))
@@ -114,6 +116,7 @@ struct BrokerMachine: Sendable {
             recovered.nextTag = max(recovered.nextTag, tagFloor)
             jobs = recovered
             jobsPaused = false
+            broker.servesJobs = true
             broker.statistics.storeRecovered()
             actions.append(.log(.notice, "job store recovered: durable jobs resumed", ["active": String(recovered.activeCount)]))
         case .storeWrote(let seconds, let committed):

@@ -122,8 +122,14 @@ extension BrokerState {
         switch service {
         case ReservedService.mmiService:
             // RFC 8: the body's first frame names the service; 200 when it has workers, 404 when not.
+            // `titanic.*` is the broker's own: 200 while it keeps durable jobs (not without a store, nor
+            // while it recovers a lost one), so that clients naming several brokers find the one serving.
             if let first = body.first, case .success(let name) = MajordomoCodec.validateServiceName(first) {
-                code = workerCount(service: name) > 0 ? "200" : "404"
+                if ServiceClass(name) == .jobs {
+                    code = servesJobs ? "200" : "404"
+                } else {
+                    code = workerCount(service: name) > 0 ? "200" : "404"
+                }
             } else {
                 code = "404"
             }

@@ -105,6 +105,9 @@ public struct BrokerState: Sendable {
     var stopping = false
     /// Token checks; `nil` when auth is off.
     var auth: AuthGate?
+    /// Whether the broker keeps durable jobs now (``BrokerMachine`` says): what `mmi.service` answers
+    /// for `titanic.*`.
+    var servesJobs = false
     /// Wall-clock seconds since 1970, for token `exp`/`nbf`; the loop sets it before each event (the
     /// monotonic `now` cannot be compared with a token's times).
     public var wallClockSeconds: Int64 = 0

@@ -52,10 +52,36 @@ struct Preflight {
     /// With several brokers named (`--broker a,b`), the one that answered goes first in `configuration`
     /// for the verb's own requests.
     static func run(_ invocation: Invocation, configuration: inout ClientConfiguration, service: String?, wantsToken: Bool = true) throws -> Preflight? {
+        let endpoints = BrokerEndpoints.split(configuration.broker)
+        if endpoints.count > 1, let chosen = choose(among: endpoints, for: service ?? Titanic.request, configuration: configuration) {
+            configuration.broker = ([chosen] + endpoints.filter { $0 != chosen }).joined(separator: ",")
+        }
         guard let preflight = try check(invocation, configuration: configuration, service: service, wantsToken: wantsToken) else { return nil }
         let others = BrokerEndpoints.split(configuration.broker).filter { $0 != preflight.broker }
         configuration.broker = ([preflight.broker] + others).joined(separator: ",")
         return preflight
+    }
+
+    /// Of several brokers (`--broker a,b`), the first that serves `service` now (`mmi.service` 200:
+    /// for `titanic.*`, one that keeps durable jobs, not one standing by or recovering its store), else
+    /// the first that answers at all; each silent one is given ``patience``. Nil when none answers
+    /// (the checks then say so).
+    static func choose(among endpoints: [String], for service: String, configuration: ClientConfiguration) -> String? {
+        let name = ServiceClass(service) == .management ? Titanic.request : service
+        let outcome = blockingAwait { () async -> String? in
+            var answering: String?
+            for endpoint in endpoints {
+                var one = configuration
+                one.broker = endpoint
+                let availability = try? await withClient(configuration: one) { client in
+                    try await client.availability(of: name, timeout: patience)
+                }
+                if availability == .available { return endpoint }
+                if availability != nil, answering == nil { answering = endpoint }
+            }
+            return answering
+        }
+        return (try? outcome.get()) ?? nil
     }
 
     private static func check(_ invocation: Invocation, configuration: ClientConfiguration, service: String?, wantsToken: Bool) throws -> Preflight? {
@@ -80,8 +106,8 @@ struct Preflight {
                                           + (asksToWait ? "" : " --timeout-ms N waits longer"))
                     }
                 }
-                func ask(_ name: String, timeout: Milliseconds? = nil) async throws -> ServiceAvailability {
-                    try await asking { try await client.availability(of: name, timeout: timeout ?? probeTimeout) }
+                func ask(_ name: String) async throws -> ServiceAvailability {
+                    try await asking { try await client.availability(of: name, timeout: probeTimeout) }
                 }
                 /// Asks for a worker for `name` until one is there (a worker that is just starting,
                 /// or coming back to a restarted broker), for ``patience``; with `--timeout-ms` it says
@@ -103,11 +129,6 @@ struct Preflight {
                         }
                         try await Task.sleep(for: .milliseconds(probeInterval.value))
                     }
-                }
-                if BrokerEndpoints.split(configuration.broker).count > 1 {
-                    // Several brokers: find the one that answers (one that stopped, or stands by, is
-                    // skipped after `patience`), so that the checks below and the verb go to it.
-                    _ = try await ask(Titanic.request, timeout: patience)
                 }
                 if let credentials {
                     var tokenWorker = try await ask(ReservedService.authToken)

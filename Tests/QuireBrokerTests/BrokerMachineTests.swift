@@ -117,6 +117,19 @@ import Testing
         #expect(after.contains { $0.peer == "w2" && $0.isRequest })
     }
 
+    /// What `mmi.service titanic.request` answers now.
+    func offersJobs(_ rig: inout Rig) -> String? {
+        let sent = rig.send("m", MajordomoCodec.clientRequest(.mdp02, service: ReservedService.mmiService, body: [Array(Titanic.request.utf8)]))
+        return sent.first?.frames.last.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    @Test func mmiSaysWhetherTheBrokerKeepsDurableJobs() {
+        var without = Rig(jobs: false)
+        #expect(offersJobs(&without) == "404")
+        var with = Rig()
+        #expect(offersJobs(&with) == "200")
+    }
+
     @Test func aLostStorePausesJobsUntilRecoveredAndALateReplyToAnOldAttemptIsNotTakenForANewOne() throws {
         var rig = Rig()
         _ = rig.send("w", MajordomoCodec.workerReady(.mdp02, service: "ocr"))
@@ -135,6 +148,7 @@ import Testing
         #expect(refusal.code == .serviceUnavailable && refusal.message.contains("paused"))
         _ = rig.handle(.storeLost(JobStoreError(kind: .lost, message: "again")))
         #expect(rig.recoveries.count == 1, "one loss, one recovery")
+        #expect(offersJobs(&rig) == "404", "clients naming several brokers look elsewhere meanwhile")
 
         // Back, as the store has it: the job queued again, in a machine whose own tags would start at 1.
         var record = try #require(rig.rows[jobID]?.record)
@@ -151,5 +165,6 @@ import Testing
         #expect(rig.rows[jobID]?.reply == nil, "a reply to the lost machine's attempt is dropped")
         _ = rig.send("w2", MajordomoCodec.workerReply(.mdp02, .final, address: newAttempt, body: [Array("fresh".utf8)]) ?? [])
         #expect(rig.rows[jobID]?.reply == [Array("fresh".utf8)])
+        #expect(offersJobs(&rig) == "200", "durable jobs offered again")
     }
 }

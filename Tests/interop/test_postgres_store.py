@@ -140,8 +140,15 @@ def test_a_broker_whose_session_ends_pauses_jobs_stands_by_and_serves_again_when
     reply = t.ask("titanic.request", b"echo", b"{}", b"paused", timeout=5.0)
     assert reply[0] == b"500 service_unavailable" and b"paused" in reply[1], fmt(reply)
     assert t.ask("mmi.service", b"echo") == [b"200"], "direct requests and MMI are still served"
+    assert t.ask("mmi.service", b"titanic.request") == [b"404"], "a broker recovering its store does not offer durable jobs"
     assert a.alive()
     t.close()
+    # A client given both brokers asks each whether it keeps durable jobs, and submits to B.
+    page = tmp_path / "page.txt"
+    page.write_bytes(b"submitted while A recovers")
+    cli = quire("submit", str(page), "--service", "echo", "--broker", "%s,%s" % (a.url, b.url), "--idempotency-key", "cli-1")
+    assert cli.returncode == 0, cli.stderr
+    via_cli = cli.stdout.decode().strip()
     t = Titanic(ctx, b.url)
     for job_id, want in expected.items():
         assert t.result(job_id, timeout=30) == want
@@ -155,6 +162,7 @@ def test_a_broker_whose_session_ends_pauses_jobs_stands_by_and_serves_again_when
     for job_id, want in expected.items():
         assert t.result(job_id, timeout=30) == want
     assert t.result(more, timeout=30) == [b"200", b"{}", b"while B serves"]
+    assert t.result(via_cli.encode(), timeout=30) == [b"200", b"{}", b"submitted while A recovers"]
     t.close()
 
 
