@@ -62,6 +62,18 @@ def lock_holder(store):
                 % store_schema(store))
 
 
+def killed_and_taken_back(ctx, serving, standby, expected):
+    """SIGKILLs the serving broker; the one that recovers a lost store (standing by for it) takes it
+    back and answers every expected result. Returns a client on it."""
+    serving.p.send_signal(signal.SIGKILL)
+    serving.p.wait(timeout=5)
+    wait_until(lambda: b"durable jobs resumed" in open(standby.log_path, "rb").read(), 20, what="the store taken back")
+    t = Titanic(ctx, standby.url)
+    for job_id, want in expected.items():
+        assert t.result(job_id, timeout=30) == want
+    return t
+
+
 def submit_all(ctx, first_url, n, switch_at=None, on_switch=None, second_url=None):
     """Submits n echo jobs with idempotency keys; at `switch_at`, calls on_switch and goes on at
     second_url, resending what had no answer. Returns {job id: the result it must have}."""
@@ -155,12 +167,7 @@ def test_a_broker_whose_session_ends_pauses_jobs_stands_by_and_serves_again_when
     more = t.submit_ok("echo", b"while B serves", job={"idempotencyKey": "b-1"})
     t.close()
     # B goes: A, standing by all along, takes the store back and serves every job, B's too.
-    b.p.send_signal(signal.SIGKILL)
-    b.p.wait(timeout=5)
-    wait_until(lambda: b"durable jobs resumed" in open(a.log_path, "rb").read(), 15, what="A serving the store again")
-    t = Titanic(ctx, a.url)
-    for job_id, want in expected.items():
-        assert t.result(job_id, timeout=30) == want
+    t = killed_and_taken_back(ctx, b, a, expected)
     assert t.result(more, timeout=30) == [b"200", b"{}", b"while B serves"]
     assert t.result(via_cli.encode(), timeout=30) == [b"200", b"{}", b"submitted while A recovers"]
     t.close()
@@ -384,12 +391,6 @@ def test_a_broker_cut_off_silently_stops_taking_jobs_the_other_finishes_them_and
         # The link is back: A connects again and stands by, since B serves the store now.
         proxy.mend()
         wait_until(lambda: b"another broker serves it: standing by" in open(a.log_path, "rb").read(), 30, what="A standing by")
-        b.p.send_signal(signal.SIGKILL)
-        b.p.wait(timeout=5)
-        wait_until(lambda: b"durable jobs resumed" in open(a.log_path, "rb").read(), 20, what="A serving again")
-        t = Titanic(ctx, a.url)
-        for job_id, want in expected.items():
-            assert t.result(job_id, timeout=30) == want
-        t.close()
+        killed_and_taken_back(ctx, b, a, expected).close()
     finally:
         proxy.close()
