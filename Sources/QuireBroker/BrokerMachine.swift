@@ -105,6 +105,8 @@ struct BrokerMachine: Sendable {
             // Whatever is still being written can no longer be promised: its submitters hear so now.
             let workers = broker.jobWorkers
             for batch in lost.writing { job(.commitFailed(batch, error, workers), now: now, wallClock: wallClock, random: &random, into: &actions) }
+            // Readers held waiting for a result hear `300` (not yet), as at a shutdown, and ask again.
+            job(.shutdown, now: now, wallClock: wallClock, random: &random, into: &actions)
             tagFloor = max(tagFloor, jobs?.nextTag ?? tagFloor)
             jobs = nil
             jobsPaused = true

@@ -138,9 +138,13 @@ import Testing
         let jobID = String(decoding: id, as: UTF8.self)
         let oldAttempt = try #require(submitted.first { $0.peer == "w" }?.requestAddress)
         _ = rig.send("w2", MajordomoCodec.workerReady(.mdp02, service: "ocr"))
+        // A reader waits for the result, held by the broker.
+        #expect(rig.send("r", MajordomoCodec.clientRequest(.mdp02, service: Titanic.reply, body: [id, Array(#"{"waitMs":20000}"#.utf8)])).isEmpty)
 
-        // The store's connection goes: jobs pause, and the broker asks for a recovery.
-        _ = rig.handle(.storeLost(JobStoreError(kind: .lost, message: "server closed the connection")))
+        // The store's connection goes: jobs pause, the waiting reader hears 300 (ask again), and the
+        // broker asks for a recovery.
+        let lostTurn = rig.handle(.storeLost(JobStoreError(kind: .lost, message: "server closed the connection")))
+        #expect(lostTurn.first { $0.peer == "r" }?.frames.last == Array("300".utf8))
         #expect(rig.machine.jobs == nil && rig.machine.jobsPaused)
         #expect(rig.recoveries == [JobRig.configuration])
         let paused = rig.send("c", MajordomoCodec.clientRequest(.mdp02, service: Titanic.request, body: [Array("ocr".utf8), [1]]))
