@@ -60,7 +60,7 @@ final class PostgresJobStore: JobStorage {
     /// The server process of this store's session, whose end is the end of its lock.
     var serverProcess: Int32 { connection.serverProcess }
 
-    /// Connects; nothing is read or written before ``takeOver(while:onWait:)``.
+    /// Connects; nothing is read or written before ``takeOver(interval:keepWaiting:onWait:)``.
     init(connectionString: String) throws(JobStoreError) {
         do {
             connection = try PostgresConnection(connectionString, applicationName: "quire broker")
