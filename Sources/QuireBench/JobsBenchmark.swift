@@ -81,7 +81,7 @@ public struct JobsBenchReport: Sendable, Codable, Equatable {
 public final class JobsBenchmark: Sendable {
     public let options: JobsBenchOptions
     private let logger: Logger
-    public let progress: @Sendable (String) -> Void
+    private let progress: @Sendable (String) -> Void
 
     public init(options: JobsBenchOptions, logger: Logger, progress: @escaping @Sendable (String) -> Void = { _ in }) {
         self.options = options
@@ -190,13 +190,11 @@ public final class JobsBenchmark: Sendable {
         }
         let submitLatency = LatencySummary(nanoseconds: submitSamples)
         let resultLatency = LatencySummary(nanoseconds: resultSamples)
+        // The store's size: PostgreSQL's tables, or SQLite's file with its WAL.
         let storePath = (directory as NSString).appendingPathComponent("jobs.sqlite3")
-        var storeBytes: Int64 = 0
-        for suffix in ["", "-wal"] where scratch == nil {
-            let size = (try? FileManager.default.attributesOfItem(atPath: storePath + suffix)[.size] as? NSNumber)?.int64Value ?? 0
-            storeBytes += size
+        let storeBytes = scratch?.bytes() ?? ["", "-wal"].reduce(Int64(0)) { sum, suffix in
+            sum + ((try? FileManager.default.attributesOfItem(atPath: storePath + suffix)[.size] as? NSNumber)?.int64Value ?? 0)
         }
-        if let scratch { storeBytes = scratch.bytes() }
         return JobsBenchReport(
             machine: MachineInfo.current(), store: scratch == nil ? "sqlite" : "postgresql", payloadBytes: options.payloadBytes, inFlight: inFlight, workers: options.workers, drain: options.drain,
             submits: completed, seconds: (seconds * 1_000).rounded() / 1_000, submitsPerSecond: (Double(completed) / seconds).rounded(),

@@ -231,14 +231,15 @@ public final class QuireClient: Sendable {
             return socket
         }
 
-        /// Slot `index`'s connection, now to the broker in use: replaced when it was made to another.
-        func reconnectIfMoved(_ index: Int) {
-            let slot = slots[index]
-            guard slot.endpoint != current, let fresh = try? newSocket(), let descriptor = try? fresh.fileDescriptor else { return }
+        /// Closes `slot`'s connection and gives it a fresh one to the broker in use (kept as it was when
+        /// no fresh one can be made).
+        func reconnect(_ slot: Slot) {
             slot.socket.close()
-            slot.socket = fresh
-            slot.descriptor = descriptor
-            slot.endpoint = current
+            if let fresh = try? newSocket(), let descriptor = try? fresh.fileDescriptor {
+                slot.socket = fresh
+                slot.descriptor = descriptor
+                slot.endpoint = current
+            }
             descriptors = nil
         }
 
@@ -267,15 +268,7 @@ public final class QuireClient: Sendable {
             let slot = slots[index]
             if slot.submission != nil { activeCount -= 1 }
             slot.submission = nil
-            if replace {
-                slot.socket.close()
-                if let fresh = try? newSocket(), let descriptor = try? fresh.fileDescriptor {
-                    slot.socket = fresh
-                    slot.descriptor = descriptor
-                    slot.endpoint = current
-                }
-                descriptors = nil
-            }
+            if replace { reconnect(slot) }
             idle.append(index)
         }
 
@@ -313,7 +306,8 @@ public final class QuireClient: Sendable {
                 }
                 let submission = waiting[waitingHead]
                 waitingHead += 1
-                reconnectIfMoved(index)
+                // A connection made to a broker that has since stopped answering goes to the one in use.
+                if slots[index].endpoint != current { reconnect(slots[index]) }
                 send(submission, on: index, retriesLeft: submission.retries)
             }
             if waitingHead > 1024 && waitingHead * 2 > waiting.count {

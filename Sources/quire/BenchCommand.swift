@@ -138,15 +138,15 @@ enum BenchJobsCommand {
         let options = try invocation.configured(JobsBenchOptions(), settings)
         let logger = try BenchOptions.logger(invocation)
         let quiet = try invocation.value(BenchOptions.quiet, or: false)
-        let benchmark = JobsBenchmark(options: options, logger: logger) { line in
+        let progress: @Sendable (String) -> Void = { line in
             if !quiet { printError("bench: " + line) }
         }
         do {
             // With a PostgreSQL server: SQLite first, then PostgreSQL, the same runs in one go.
             var sqlite = options
             sqlite.postgres = nil
-            var reports = [try JobsBenchmark(options: sqlite, logger: logger, progress: benchmark.progress).run()]
-            if options.postgres != nil { reports.append(try benchmark.run()) }
+            var reports = [try JobsBenchmark(options: sqlite, logger: logger, progress: progress).run()]
+            if options.postgres != nil { reports.append(try JobsBenchmark(options: options, logger: logger, progress: progress).run()) }
             let json = try invocation.value(BenchOptions.json, or: false)
             if json {
                 printOut(reports.count == 1 ? reports[0].json() : "[" + reports.map { $0.json() }.joined(separator: ",") + "]")

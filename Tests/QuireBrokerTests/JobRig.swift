@@ -40,12 +40,15 @@ final class MemoryJobStorage: JobStorage {
 
     func write(_ batches: [JobBatch]) throws(JobStoreError) {
         for batch in batches {
-            services.formUnion(batch.services)
-            for id in batch.deletions { rows[id] = nil }
-            for insert in batch.inserts { rows[insert.record.id] = Row(record: insert.record, request: insert.request, reply: nil) }
-            for (id, update) in batch.updates {
-                rows[id]?.record = update.record
-                if let reply = update.reply { rows[id]?.reply = reply }
+            for change in batch.rowChanges {
+                switch change {
+                case .service(let name): services.insert(name)
+                case .delete(let id): rows[id] = nil
+                case .insert(let insert): rows[insert.record.id] = Row(record: insert.record, request: insert.request, reply: nil)
+                case .update(let update):
+                    rows[update.record.id]?.record = update.record
+                    if let reply = update.reply { rows[update.record.id]?.reply = reply }
+                }
             }
         }
     }

@@ -27,7 +27,7 @@ struct JobBatch: Sendable, Equatable {
 
     /// Services seen with workers for the first time.
     var services: [String] = []
-    /// Deleted first: a job closed and resubmitted with its key in the same turn.
+    /// Written before the inserts (``rowChanges``).
     var deletions: Set<String> = []
     var inserts: [Insert] = []
     var updates: [String: Update] = [:]
@@ -36,6 +36,20 @@ struct JobBatch: Sendable, Equatable {
     var now: Int64 = 0
 
     var isEmpty: Bool { services.isEmpty && deletions.isEmpty && inserts.isEmpty && updates.isEmpty && acks.isEmpty }
+
+    /// One row a store writes for the batch.
+    enum RowChange {
+        case service(String)
+        case delete(id: String)
+        case insert(Insert)
+        case update(Update)
+    }
+
+    /// The rows to write, in the order every store writes them: services, then deletions (first, for a
+    /// job closed and resubmitted with its key in the same turn), then inserts, then updates.
+    var rowChanges: [RowChange] {
+        services.map(RowChange.service) + deletions.map { .delete(id: $0) } + inserts.map(RowChange.insert) + updates.values.map(RowChange.update)
+    }
 }
 
 /// Something only the store holds, and what the machine will do with it.

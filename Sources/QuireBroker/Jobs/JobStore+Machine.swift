@@ -19,11 +19,14 @@ extension JobStore {
     func write(_ batches: [JobBatch]) throws(JobStoreError) {
         try batch { () throws(SQLiteError) in
             for changes in batches {
-                for name in changes.services { try rememberService(name, now: changes.now) }
-                // Deletions first: a job closed and resubmitted with its key in the same turn.
-                for id in changes.deletions { try delete(id: id) }
-                for insert in changes.inserts { try self.insert(insert.record, request: insert.request) }
-                for (_, update) in changes.updates { try self.update(update.record, reply: update.reply) }
+                for change in changes.rowChanges {
+                    switch change {
+                    case .service(let name): try rememberService(name, now: changes.now)
+                    case .delete(let id): try delete(id: id)
+                    case .insert(let insert): try self.insert(insert.record, request: insert.request)
+                    case .update(let update): try self.update(update.record, reply: update.reply)
+                    }
+                }
             }
         }
     }

@@ -62,11 +62,7 @@ final class PostgresJobStore: JobStorage {
 
     /// Connects; nothing is read or written before ``takeOver(interval:keepWaiting:onWait:)``.
     init(connectionString: String) throws(JobStoreError) {
-        do {
-            connection = try PostgresConnection(connectionString, applicationName: "quire broker")
-        } catch {
-            throw JobStoreError(error)
-        }
+        connection = try Self.connect(connectionString)
         location = connection.location
         self.connectionString = connectionString
     }
@@ -74,12 +70,16 @@ final class PostgresJobStore: JobStorage {
     /// After the connection was lost: a new one, which takes the store over as at start (a standby
     /// while another broker serves it). The jobs are then recovered as at start.
     func reopen(keepWaiting: () -> Bool, onWait: () -> Void) throws(JobStoreError) -> Bool {
+        connection = try Self.connect(connectionString)
+        return try takeOver(keepWaiting: keepWaiting, onWait: onWait)
+    }
+
+    private static func connect(_ connectionString: String) throws(JobStoreError) -> PostgresConnection {
         do {
-            connection = try PostgresConnection(connectionString, applicationName: "quire broker")
+            return try PostgresConnection(connectionString, applicationName: "quire broker")
         } catch {
             throw JobStoreError(error)
         }
-        return try takeOver(keepWaiting: keepWaiting, onWait: onWait)
     }
 
     /// Waits until this broker holds the store's lock (polling every `interval` while `keepWaiting()`
@@ -151,23 +151,24 @@ final class PostgresJobStore: JobStorage {
         var statements: [(sql: String, parameters: [PostgresValue])] = []
         var sequence = lastSequence
         for changes in batches {
-            for name in changes.services {
-                statements.append(("INSERT INTO quire_services (name, first_seen) VALUES ($1, $2) ON CONFLICT DO NOTHING", [.text(name), .int(changes.now)]))
-            }
-            // Deletions first: a job closed and resubmitted with its key in the same turn.
-            for id in changes.deletions { statements.append(("DELETE FROM quire_jobs WHERE id = $1", [.text(id)])) }
-            for insert in changes.inserts {
-                statements.append(("INSERT INTO quire_jobs (\(Self.columns), request) VALUES (\(Self.placeholders(20)))",
-                                   Self.values(insert.record) + [.bytes(FrameCoding.encode(insert.request))]))
-                sequence = max(sequence, insert.record.sequence)
-            }
-            for (_, update) in changes.updates {
-                let r = update.record
-                statements.append(("""
-                    UPDATE quire_jobs SET state = $1, attempts = $2, updated_at = $3, started_at = $4, finished_at = $5, not_before = $6,
-                        expires_at = $7, last_error = $8, reply = COALESCE($9, reply) WHERE id = $10
-                    """, [.text(r.state.rawValue), .int(r.attempts), .int(r.updatedAt), .int(r.startedAt), .int(r.finishedAt),
-                          .int(r.notBefore), .int(r.expiresAt), .bytes(r.lastError), .bytes(update.reply.map(FrameCoding.encode)), .text(r.id)]))
+            for change in changes.rowChanges {
+                switch change {
+                case .service(let name):
+                    statements.append(("INSERT INTO quire_services (name, first_seen) VALUES ($1, $2) ON CONFLICT DO NOTHING", [.text(name), .int(changes.now)]))
+                case .delete(let id):
+                    statements.append(("DELETE FROM quire_jobs WHERE id = $1", [.text(id)]))
+                case .insert(let insert):
+                    statements.append(("INSERT INTO quire_jobs (\(Self.columns), request) VALUES (\(Self.placeholders(20)))",
+                                       Self.values(insert.record) + [.bytes(FrameCoding.encode(insert.request))]))
+                    sequence = max(sequence, insert.record.sequence)
+                case .update(let update):
+                    let r = update.record
+                    statements.append(("""
+                        UPDATE quire_jobs SET state = $1, attempts = $2, updated_at = $3, started_at = $4, finished_at = $5, not_before = $6,
+                            expires_at = $7, last_error = $8, reply = COALESCE($9, reply) WHERE id = $10
+                        """, [.text(r.state.rawValue), .int(r.attempts), .int(r.updatedAt), .int(r.startedAt), .int(r.finishedAt),
+                              .int(r.notBefore), .int(r.expiresAt), .bytes(r.lastError), .bytes(update.reply.map(FrameCoding.encode)), .text(r.id)]))
+                }
             }
         }
         guard !statements.isEmpty else { return }
