@@ -66,6 +66,13 @@ public struct LayoutChoice: Sendable, Equatable {
     public var minColumnWidth: Double = 4
     /// Vertical rules shorter than this many line heights are not a grid.
     public var minGridRule: Double = 4
+    /// Vertical rules at least this share of the page's height, with text beside them on both sides,
+    /// cut the page into columns read one after the other (``ruledPieces(width:height:rules:regions:)``);
+    /// above 1, never.
+    public var minCuttingRule: Double = 0.4
+    /// Long rules cut only where every column between them is at least this many line heights wide:
+    /// narrower ones are a table's cells, whose rows must stay together.
+    public var minRuledColumnWidth: Double = 12
 
     public init() {}
 
@@ -115,13 +122,93 @@ public struct LayoutChoice: Sendable, Equatable {
     /// Vertical rules that run between text: lines beside the rule reach more than a line height past
     /// it on the left and on the right, at least two each way.
     func gridRules(_ regions: [LayoutRegion], lines: [PixelBox], lineHeight: Double) -> Int {
-        let reach = Int(lineHeight.rounded(.up))
-        return regions.filter { rule in
-            guard rule.kind == .rule, Double(rule.box.height) >= minGridRule * lineHeight, Double(rule.box.width) < lineHeight else { return false }
-            let x = rule.box.x + rule.box.width / 2
-            let beside = lines.filter { min($0.y + $0.height, rule.box.y + rule.box.height) - max($0.y, rule.box.y) > 0 }
-            return beside.filter { $0.x < x - reach }.count >= 2 && beside.filter { $0.x + $0.width > x + reach }.count >= 2
+        regions.filter { rule in
+            rule.kind == .rule && Double(rule.box.height) >= minGridRule * lineHeight && Double(rule.box.width) < lineHeight
+                && Self.between(rule.box, lines: lines, lineHeight: lineHeight)
         }.count
+    }
+
+    /// Whether text lines beside `rule` reach more than a line height past it on the left and on the
+    /// right, at least two each way: text on both sides, not a frame at the paper's edge, nor the edge
+    /// of a figure beside prose.
+    static func between(_ rule: PixelBox, lines: [PixelBox], lineHeight: Double) -> Bool {
+        let reach = Int(lineHeight.rounded(.up))
+        let x = rule.x + rule.width / 2
+        let beside = lines.filter { min($0.y + $0.height, rule.y + rule.height) - max($0.y, rule.y) > 0 }
+        return beside.filter { $0.x < x - reach }.count >= 2 && beside.filter { $0.x + $0.width > x + reach }.count >= 2
+    }
+
+    /// Whether the page's pixels are worth searching for rules that cut it: the engine's analysis
+    /// found a vertical rule at least ``minGridRule`` line heights long (the search is a pass over
+    /// every pixel, about 130 ms on a page enlarged for small print; a page without such a rule is
+    /// spared it).
+    public func mayCut(_ regions: [LayoutRegion]) -> Bool {
+        guard minCuttingRule <= 1, let lineHeight = Self.lineHeight(regions) else { return false }
+        return regions.contains { $0.kind == .rule && $0.box.height > $0.box.width && Double($0.box.height) >= minGridRule * lineHeight }
+    }
+
+    /// The median height of the text lines in `regions`, nil when they have none.
+    public static func lineHeight(_ regions: [LayoutRegion]) -> Double? {
+        let heights = regions.filter { [.text, .table, .vertical].contains($0.kind) }.flatMap(\.lines).map(\.height).sorted()
+        return heights.isEmpty ? nil : Double(heights[heights.count / 2])
+    }
+
+    /// The pieces a page cut by long vertical rules is read in, one after the other, in the page's
+    /// pixels: what stands above the rules across the whole width, then the columns between them
+    /// from left to right, then what stands below, each only where the analysis found text lines;
+    /// empty when no rule cuts the page.
+    ///
+    /// Tesseract's layout analysis drops the text that touches a long rule (the figures of a column
+    /// set flush against it, a table's cells beside a chart's frame: a quarter of a ruled form's words)
+    /// and, with the rule taken out, merges the columns the rule kept apart. Read apart, each column
+    /// keeps its words and its order. A rule cuts where it stands at least ``minCuttingRule`` of the
+    /// page's height with printed lines on both sides (``between(_:lines:lineHeight:)``),
+    /// and only where every column between such rules is at least ``minRuledColumnWidth`` line heights
+    /// wide: one narrower makes the rules a table's grid, whose rows must stay together.
+    ///
+    /// - Parameters:
+    ///   - rules: the page's vertical rules (`Image.verticalRules`), in its pixels.
+    ///   - regions: the page's regions from the engine's layout analysis, for its text lines.
+    public func ruledPieces(width: Int, height: Int, rules: [PixelBox], regions: [LayoutRegion]) -> [PixelBox] {
+        guard minCuttingRule <= 1, let lineHeight = Self.lineHeight(regions) else { return [] }
+        let lines = regions.filter { [.text, .table, .vertical].contains($0.kind) }.flatMap(\.lines)
+        // Lines that look like print: about a line high and at least two wide. The analysis also
+        // reports the marks of a drawing as lines (circles as tall as three lines, specks), which
+        // must not make a figure's frame look like a rule between columns of text.
+        let printed = lines.filter {
+            Double($0.height) >= lineHeight / 2 && Double($0.height) <= 2 * lineHeight && Double($0.width) >= 2 * lineHeight
+        }
+        let cuts = rules.filter {
+            Double($0.height) >= minCuttingRule * Double(height) && Double($0.width) < lineHeight
+                && Self.between($0, lines: printed, lineHeight: lineHeight)
+        }.sorted { $0.x < $1.x }
+        // A column narrower than that between the rules makes them a table's grid: none cuts.
+        let edges = [0] + cuts.map { $0.x + $0.width / 2 } + [width]
+        guard (0..<(edges.count - 1)).allSatisfy({ Double(edges[$0 + 1] - edges[$0]) >= minRuledColumnWidth * lineHeight }) else { return [] }
+        guard !cuts.isEmpty else { return [] }
+        // The columns run as far as the rules do, but no text line is cut across: a line the top or
+        // the bottom would cross goes to the part above or below (a figure's frame ending beside a
+        // column's line).
+        var top = cuts.map(\.y).min()!, bottom = cuts.map { $0.y + $0.height }.max()!
+        while let crossed = lines.first(where: { $0.y < top && $0.y + $0.height > top }) { top = crossed.y + crossed.height }
+        while let crossed = lines.first(where: { $0.y < bottom && $0.y + $0.height > bottom }) { bottom = crossed.y }
+        guard bottom > top else { return [] }
+        var pieces: [PixelBox] = [PixelBox(x: 0, y: 0, width: width, height: top)]
+        var left = 0
+        for cut in cuts + [PixelBox(x: width, y: top, width: 0, height: bottom - top)] {
+            if cut.x > left { pieces.append(PixelBox(x: left, y: top, width: cut.x - left, height: bottom - top)) }
+            left = cut.x + cut.width
+        }
+        pieces.append(PixelBox(x: 0, y: bottom, width: width, height: height - bottom))
+        // Pieces where the analysis found no printed line are left out: blank margins, and pictures,
+        // which are not read as text (a figure alone in its column reads as noise).
+        pieces = pieces.filter { piece in
+            piece.height > 0 && printed.contains {
+                let (cx, cy) = ($0.x + $0.width / 2, $0.y + $0.height / 2)
+                return cx >= piece.x && cx < piece.x + piece.width && cy >= piece.y && cy < piece.y + piece.height
+            }
+        }
+        return pieces
     }
 }
 
@@ -158,11 +245,73 @@ public protocol TextRecognizer: AnyObject {
 extension TextRecognizer {
     /// Reads `image` with `layout`, resolving ``Layout/auto`` from the page's regions with `choice`
     /// first; returns the page and, for `auto`, the `layout` step that records the choice.
+    /// A page cut by long vertical rules (``LayoutChoice/ruledPieces(width:height:rules:regions:)``) is
+    /// read piece by piece, each piece's layout chosen from its own regions, and put back together in
+    /// the page's pixels; the step then counts the pieces and those read as one block. `rulesMs` is what
+    /// looking for the rules cost, where the analysis found one worth looking for (``LayoutChoice/mayCut(_:)``).
     public func read(_ image: Image, layout: Layout, symbols: Bool, choice: LayoutChoice = LayoutChoice())
         throws(RecognitionError) -> (page: RecognizedPage, step: OCRResult.Step?) {
         guard layout == .auto else { return (try recognize(image, layout: layout, symbols: symbols), nil) }
-        let (chosen, step) = choice.choose(try regions(of: image))
-        return (try recognize(image, layout: chosen, symbols: symbols), step)
+        let regions = try regions(of: image)
+        var (chosen, step) = choice.choose(regions)
+        var pieces: [PixelBox] = []
+        if choice.mayCut(regions) {
+            let searched = ContinuousClock.now
+            pieces = try ruledPieces(image, regions: regions, choice: choice)
+            step.parameters["rulesMs"] = ((ContinuousClock.now - searched) / .milliseconds(1) * 10).rounded() / 10
+        }
+        guard !pieces.isEmpty else { return (try recognize(image, layout: chosen, symbols: symbols), step) }
+        var parts: [(RecognizedPage, PixelBox)] = []
+        var single = 0
+        for piece in pieces {
+            let crop: Image
+            do throws(ImageError) {
+                crop = try image.cropped(x: piece.x, y: piece.y, width: piece.width, height: piece.height)
+            } catch {
+                throw RecognitionError(.recognitionFailed, "cutting the page at its rules: \(error.message)")
+            }
+            let (pieceLayout, _) = choice.choose(try self.regions(of: crop))
+            if pieceLayout == .singleBlock { single += 1 }
+            parts.append((try recognize(crop, layout: pieceLayout, symbols: symbols), piece))
+        }
+        step.parameters["singleBlock"] = 0
+        step.parameters["ruledPieces"] = Double(pieces.count)
+        step.parameters["ruledPiecesAsOneBlock"] = Double(single)
+        return (RecognizedPage(joining: parts, width: image.width, height: image.height), step)
+    }
+
+    /// The pieces of `image` cut at its long vertical rules, empty when none cuts it.
+    func ruledPieces(_ image: Image, regions: [LayoutRegion], choice: LayoutChoice) throws(RecognitionError) -> [PixelBox] {
+        guard choice.minCuttingRule <= 1, let lineHeight = LayoutChoice.lineHeight(regions) else { return [] }
+        do throws(ImageError) {
+            let rules = try image.verticalRules(minLength: Int((choice.minCuttingRule * Double(image.height)).rounded(.up)),
+                                                maxWidth: max(2, Int(lineHeight / 2)))
+            return choice.ruledPieces(width: image.width, height: image.height, rules: rules, regions: regions)
+        } catch {
+            throw RecognitionError(.recognitionFailed, "finding the page's rules: \(error.message)")
+        }
+    }
+}
+
+extension RecognizedPage {
+    /// The pages read from pieces of one page, put together in the order given: every box moved by
+    /// its piece's place on the page, the blocks one after the other, the texts too.
+    public init(joining parts: [(page: RecognizedPage, at: PixelBox)], width: Int, height: Int) {
+        func moved(_ element: RecognizedElement, _ dx: Int, _ dy: Int) -> RecognizedElement {
+            var e = element
+            e.box.x += dx
+            e.box.y += dy
+            if let b = e.baseline { e.baseline = (b.x1 + dx, b.y1 + dy, b.x2 + dx, b.y2 + dy) }
+            e.children = e.children.map { moved($0, dx, dy) }
+            return e
+        }
+        let read = parts.filter { !$0.page.blocks.isEmpty }
+        let angles = read.map(\.page.deskewAngle).sorted()
+        self.init(width: width, height: height,
+                  blocks: read.flatMap { part in part.page.blocks.map { moved($0, part.at.x, part.at.y) } },
+                  deskewAngle: angles.isEmpty ? 0 : angles[angles.count / 2],
+                  writingDirection: read.first?.page.writingDirection ?? "ltr",
+                  text: read.map(\.page.text).joined())
     }
 }
 

@@ -131,6 +131,89 @@ struct LayoutChoiceTests {
         #expect(step.parameters["lineHeight"] == nil)
         #expect(Self.choose([]).0 == .page)
     }
+
+    /// A ruled form like a precinct bulletin, 2200×1700: a head across the page above a rule at 209,
+    /// four columns of entries between three rules running from it to 1622, a frame at each edge of
+    /// the paper with text on one side only, a foot below.
+    static func ruledForm(columnWidth: Int = 510) -> (regions: [LayoutRegion], rules: [PixelBox]) {
+        let width = 160 + 4 * columnWidth
+        var regions = [text(x: 90, y: 30, width: width - 200, lines: 3)]
+        for column in 0..<4 {
+            regions.append(text(x: 90 + column * columnWidth, y: 240, width: columnWidth - 20, lines: 20))
+        }
+        regions.append(text(x: 90, y: 1640, width: 1000, lines: 1))
+        let rules = [PixelBox(x: 77, y: 37, width: 6, height: 1586)]
+            + (1...3).map { PixelBox(x: 80 + $0 * columnWidth - 1, y: 209, width: 2, height: 1414) }
+            + [PixelBox(x: width - 83, y: 37, width: 6, height: 1586)]
+        return (regions, rules)
+    }
+
+    @Test("Long rules with columns on both sides cut the page: the head, the columns left to right, the foot")
+    func ruledColumns() {
+        let (regions, rules) = Self.ruledForm()
+        let pieces = LayoutChoice().ruledPieces(width: 2200, height: 1700, rules: rules, regions: regions)
+        #expect(pieces == [
+            PixelBox(x: 0, y: 0, width: 2200, height: 209),
+            PixelBox(x: 0, y: 209, width: 589, height: 1414),
+            PixelBox(x: 591, y: 209, width: 508, height: 1414),
+            PixelBox(x: 1101, y: 209, width: 508, height: 1414),
+            PixelBox(x: 1611, y: 209, width: 589, height: 1414),
+            PixelBox(x: 0, y: 1623, width: 2200, height: 77),
+        ])
+        // The frames at the paper's edges have text on one side only: alone they cut nothing.
+        #expect(LayoutChoice().ruledPieces(width: 2200, height: 1700, rules: [rules[0], rules[4]], regions: regions).isEmpty)
+    }
+
+    @Test("Rules do not cut a table's narrow columns, short rules cut nothing, and the cut can be switched off")
+    func ruledColumnsLeftAlone() {
+        // Columns of 10 line heights: a table's cells, whose rows stay together.
+        let (regions, rules) = Self.ruledForm(columnWidth: 300)
+        #expect(LayoutChoice().ruledPieces(width: 1360, height: 1700, rules: rules, regions: regions).isEmpty)
+        // Rules shorter than 40 % of the page.
+        let (form, long) = Self.ruledForm()
+        let short = long.map { PixelBox(x: $0.x, y: 600, width: $0.width, height: 600) }
+        #expect(LayoutChoice().ruledPieces(width: 2200, height: 1700, rules: short, regions: form).isEmpty)
+        var never = LayoutChoice()
+        never.minCuttingRule = 1.01
+        #expect(never.ruledPieces(width: 2200, height: 1700, rules: long, regions: form).isEmpty)
+        // No text lines at all: no line height, no cut.
+        #expect(LayoutChoice().ruledPieces(width: 2200, height: 1700, rules: long, regions: []).isEmpty)
+    }
+
+    @Test("One column between the rules narrower than 12 line heights makes them a table's grid: no cut; nor does a figure's edge")
+    func narrowColumn() {
+        // Columns at 0–800, 800–1100 (10 line heights) and 1100–2200.
+        let regions = [Self.text(x: 20, y: 100, width: 760, lines: 20), Self.text(x: 820, y: 100, width: 260, lines: 20),
+                       Self.text(x: 1120, y: 100, width: 1000, lines: 20)]
+        let rules = [PixelBox(x: 799, y: 80, width: 2, height: 1300), PixelBox(x: 1099, y: 80, width: 2, height: 1300)]
+        #expect(LayoutChoice().ruledPieces(width: 2200, height: 1700, rules: rules, regions: regions).isEmpty)
+        // Without the rule at 1100 the columns are wide: the one at 800 cuts.
+        // Nothing is written above or below the rules: the columns alone are read.
+        #expect(LayoutChoice().ruledPieces(width: 2200, height: 1700, rules: [rules[0]], regions: regions) == [
+            PixelBox(x: 0, y: 80, width: 799, height: 1300), PixelBox(x: 801, y: 80, width: 1399, height: 1300),
+        ])
+        // The edge of a figure (a picture, no text lines) beside prose cuts nothing: the analysis
+        // keeps the figure out of the text, read apart it would read as noise.
+        // Its drawing's marks come back as lines: circles three lines high, specks, a short word.
+        let marks = [PixelBox(x: 300, y: 400, width: 90, height: 90), PixelBox(x: 500, y: 700, width: 20, height: 12),
+                     PixelBox(x: 400, y: 900, width: 40, height: 30), PixelBox(x: 100, y: 1100, width: 600, height: 30)]
+        let figure = [LayoutRegion(kind: .picture, box: PixelBox(x: 20, y: 100, width: 700, height: 1200)),
+                      LayoutRegion(kind: .text, box: PixelBox(x: 100, y: 400, width: 600, height: 730), lines: marks),
+                      Self.text(x: 820, y: 100, width: 1300, lines: 20)]
+        #expect(LayoutChoice().ruledPieces(width: 2200, height: 1700, rules: [PixelBox(x: 760, y: 100, width: 3, height: 1200)], regions: figure).isEmpty)
+    }
+
+    @Test("The columns end where the rules do, but never across a text line: a line there goes above or below")
+    func noLineCutAcross() {
+        // A rule from 200 to 1000 beside a column whose lines (30 px high, every 60 px from 100)
+        // cross both ends: at 190–220 and at 970–1000 … 1000 is a line's end, 980 is inside one.
+        let regions = [Self.text(x: 20, y: 190, width: 700, lines: 14), Self.text(x: 820, y: 190, width: 700, lines: 14)]
+        let rule = PixelBox(x: 779, y: 200, width: 2, height: 780)
+        let pieces = LayoutChoice().ruledPieces(width: 1540, height: 1200, rules: [rule], regions: regions)
+        // Top 200 crosses the line at 190–220: the columns start at 220. Bottom 980 crosses 970–1000: they end at 970.
+        #expect(pieces == [PixelBox(x: 0, y: 0, width: 1540, height: 220), PixelBox(x: 0, y: 220, width: 779, height: 750),
+                           PixelBox(x: 781, y: 220, width: 759, height: 750), PixelBox(x: 0, y: 970, width: 1540, height: 230)])
+    }
 }
 
 /// An engine that reports fixed regions and records the layouts it is asked to read with.
@@ -142,9 +225,17 @@ final class RecordingRecognizer: TextRecognizer {
 
     var engineName: String { "recording 1.0" }
     func regions(of image: Image) throws(RecognitionError) -> [LayoutRegion] { analysed += 1; return fixed }
+    /// The sizes of the images read, in order.
+    var sizes: [String] = []
+    /// Reads every image as one block covering it, with one word of its size (`600x300`).
     func recognize(_ image: Image, layout: Layout, symbols: Bool) throws(RecognitionError) -> RecognizedPage {
         asked.append(layout)
-        return RecognizedPage(width: image.width, height: image.height, blocks: [], text: "")
+        let size = "\(image.width)x\(image.height)"
+        sizes.append(size)
+        let box = PixelBox(x: 0, y: 0, width: image.width, height: image.height)
+        let word = RecognizedElement(text: size, box: PixelBox(x: 1, y: 2, width: 3, height: 4), baseline: (1, 5, 4, 5))
+        let block = RecognizedElement(text: size + "\n", box: box, children: [word])
+        return RecognizedPage(width: image.width, height: image.height, blocks: [block], text: size + "\n\n")
     }
     func clear() {}
 }
@@ -168,6 +259,50 @@ struct TextRecognizerReadTests {
         let receipt = RecordingRecognizer(regions: [LayoutChoiceTests.text(x: 0, y: 0, width: 900, lines: 10)])
         _ = try receipt.read(try Self.blank(), layout: .auto, symbols: false)
         #expect(receipt.asked == [.singleBlock])
+    }
+
+    /// A white page of `width`×`height` (PNM) with black vertical rules, each `(x, from, to)` 2 px wide.
+    static func page(width: Int, height: Int, rules: [(x: Int, from: Int, to: Int)]) throws -> Image {
+        var pixels = [UInt8](repeating: 255, count: width * height)
+        for rule in rules {
+            for y in rule.from..<rule.to { pixels[y * width + rule.x] = 0; pixels[y * width + rule.x + 1] = 0 }
+        }
+        return try Image.decode(Array("P5\n\(width) \(height)\n255\n".utf8) + pixels, format: .pnm)
+    }
+
+    @Test("auto on a page cut by a long rule reads the pieces one by one and puts them back in the page's pixels")
+    func ruledPieces() throws {
+        // Lines of 10 px on both sides of a rule at x 300 running from row 40 to the foot.
+        let lines = [PixelBox(x: 20, y: 10, width: 500, height: 10)]
+            + (0..<10).flatMap { [PixelBox(x: 20, y: 50 + 20 * $0, width: 250, height: 10), PixelBox(x: 330, y: 50 + 20 * $0, width: 250, height: 10)] }
+        let text = LayoutRegion(kind: .text, box: PixelBox(x: 20, y: 10, width: 560, height: 240), lines: lines)
+        // The engine's analysis saw the rule (a piece of it is enough): the pixels are searched.
+        let engine = RecordingRecognizer(regions: [text, LayoutRegion(kind: .rule, box: PixelBox(x: 299, y: 100, width: 4, height: 100))])
+        let image = try Self.page(width: 600, height: 295, rules: [(300, 40, 290)])
+        let read = try engine.read(image, layout: .auto, symbols: true)
+        // The head above the rule, the two columns, nothing below (no text there).
+        #expect(engine.sizes == ["600x40", "300x250", "298x250"])
+        #expect(read.step?.parameters["ruledPieces"] == 3 && read.step?.parameters["singleBlock"] == 0)
+        #expect(read.page.width == 600 && read.page.height == 295)
+        #expect(read.page.blocks.map(\.box) == [PixelBox(x: 0, y: 0, width: 600, height: 40), PixelBox(x: 0, y: 40, width: 300, height: 250),
+                                                 PixelBox(x: 302, y: 40, width: 298, height: 250)])
+        // Words and baselines move with their piece; the texts follow each other in reading order.
+        let word = read.page.blocks[2].children[0]
+        #expect(word.box == PixelBox(x: 303, y: 42, width: 3, height: 4))
+        #expect(word.baseline.map { [$0.x1, $0.y1, $0.x2, $0.y2] } == [303, 45, 306, 45])
+        #expect(read.page.text == "600x40\n\n300x250\n\n298x250\n\n")
+        // Without the rule the page is read whole.
+        let whole = RecordingRecognizer(regions: engine.fixed)
+        let plain = try whole.read(try Self.page(width: 600, height: 295, rules: []), layout: .auto, symbols: true)
+        #expect(whole.sizes == ["600x295"] && plain.step?.parameters["ruledPieces"] == nil && plain.step?.parameters["rulesMs"] != nil)
+        // An analysis without a long vertical rule spares the page the search; so does the switch.
+        let unruled = RecordingRecognizer(regions: [text])
+        let spared = try unruled.read(image, layout: .auto, symbols: true)
+        #expect(unruled.sizes == ["600x295"] && spared.step?.parameters["rulesMs"] == nil)
+        var never = LayoutChoice()
+        never.minCuttingRule = 1.01
+        let off = RecordingRecognizer(regions: engine.fixed)
+        #expect(try off.read(image, layout: .auto, symbols: true, choice: never).step?.parameters["rulesMs"] == nil && off.sizes == ["600x295"])
     }
 
     @Test("Any other layout is read as asked, without an analysis or a step")

@@ -420,6 +420,57 @@ def mixed_layout_page(seed=5, width=1700, height=2200, size=30, figure=False):
     return drawn
 
 
+RULED_FORM_TITLES = ["GOVERNOR", "TREASURER", "CONTROLLER", "ASSESSOR", "SHERIFF", "SECRETARY OF STATE",
+                     "ATTORNEY GENERAL", "STATE MEASURE 45", "COUNTY MEASURE P", "SUPERIOR COURT 61"]
+RULED_FORM_NAMES = ["NEEL KASHKARI", "EDMUND BROWN", "GAVIN NEWSOM", "RON NEHRING", "PETE PETERSON", "ALEX PADILLA",
+                    "BETTY YEE", "GREG CONLON", "JOHN CHIANG", "RONALD GOLD", "KAMALA HARRIS", "TED GAINES",
+                    "DAVE JONES", "CHRIS PARKER", "GEORGE RUNNER", "TONY STRICKLAND", "STEVE KNIGHT", "MARSHALL TUCK"]
+
+
+def ruled_form_page(seed=7, width=2200, height=1700, size=26, columns=4):
+    """A results bulletin like an election precinct's, at 200 dpi: a head across the page, then
+    `columns` columns of entries between long vertical rules, each entry a name, a party and a count
+    set flush against the rule on its right, inside a frame. Returns Drawn with the words in reading
+    order: the head's lines, then each column's entries from top to bottom, a row per entry."""
+    rng = random.Random(seed)
+    f = font("sans", size)
+    img = Image.new("L", (width, height), 255)
+    draw = ImageDraw.Draw(img)
+    drawn = Drawn(img)
+    left, right, top, bottom = 80, width - 80, 40, height - 70
+    draw.rectangle([left, top, right, bottom], outline=0, width=5)
+    leading = int(size * 1.2)
+    line_no, y = _paragraph(draw, drawn, [["PRECINCT", "BULLETIN", "GENERAL", "ELECTION", "11/04/14"],
+                                          ["327", "BALLOTS", "CAST", "OF", "1100", "REGISTERED", "VOTERS"]],
+                            left + 20, top + 20, f, leading, 0)
+    rule_top = y + size
+    draw.line([(left, rule_top), (right, rule_top)], fill=0, width=3)
+    step = (right - left) // columns
+    for c in range(columns):
+        x0, x1 = left + c * step, left + (c + 1) * step
+        if c > 0:
+            draw.line([(x0, rule_top), (x0, bottom)], fill=0, width=3)
+        y = rule_top + size
+        while y + 4 * leading < bottom - size:
+            title = rng.choice(RULED_FORM_TITLES).split()
+            line_no, y = _paragraph(draw, drawn, [title], x0 + 12, y, f, leading, line_no)
+            for name in rng.sample(RULED_FORM_NAMES, 2):
+                party, count = rng.choice(["REP", "DEM"]), str(rng.randint(10, 299))
+                line_no, _ = _paragraph(draw, drawn, [name.split()], x0 + 12, y, f, leading, line_no)
+                # The party at 60 % of the column, on the same line; the count flush against the rule.
+                box = draw.textbbox((x0 + int(step * 0.6), y), party, font=f)
+                draw.text((x0 + int(step * 0.6), y), party, font=f, fill=0)
+                drawn.words.append(DrawnWord(party, box, line_no - 1))
+                width_count = draw.textlength(count, font=f)
+                cx = x1 - 6 - width_count
+                box = draw.textbbox((cx, y), count, font=f)
+                draw.text((cx, y), count, font=f, fill=0)
+                drawn.words.append(DrawnWord(count, box, line_no - 1))
+                y += leading
+            y += leading // 2
+    return drawn
+
+
 def skewed(img, degrees):
     """Turned counter-clockwise by `degrees` (a crooked scan), canvas grown, paper-white fill."""
     return img.rotate(degrees, resample=Image.BICUBIC, expand=True, fillcolor=248)
