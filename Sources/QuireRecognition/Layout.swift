@@ -162,7 +162,8 @@ public struct LayoutChoice: Sendable, Equatable {
     /// set flush against it, a table's cells beside a chart's frame: a quarter of a ruled form's words)
     /// and, with the rule taken out, merges the columns the rule kept apart. Read apart, each column
     /// keeps its words and its order. A rule cuts where it stands at least ``minCuttingRule`` of the
-    /// page's height with printed lines on both sides (``between(_:lines:lineHeight:)``),
+    /// page's height with printed lines on both sides (``between(_:lines:lineHeight:)``) or inside a
+    /// picture reaching a column's width past it on both sides (a ruled box the analysis took whole),
     /// and only where every column between such rules is at least ``minRuledColumnWidth`` line heights
     /// wide: one narrower makes the rules a table's grid, whose rows must stay together.
     ///
@@ -178,10 +179,22 @@ public struct LayoutChoice: Sendable, Equatable {
         let printed = lines.filter {
             Double($0.height) >= lineHeight / 2 && Double($0.height) <= 2 * lineHeight && Double($0.width) >= 2 * lineHeight
         }
+        // A picture the analysis made of a whole ruled box, the rule inside it with a column's width of
+        // it on each side: a table beside charts in one frame, taken for one picture with the table's
+        // text in it (none of it read).
+        let least = Int((minRuledColumnWidth * lineHeight).rounded(.up))
+        let pictures = regions.filter { $0.kind == .picture }.map(\.box)
+        func swallowing(_ rule: PixelBox) -> PixelBox? {
+            pictures.first { p in
+                p.x <= rule.x - least && p.x + p.width >= rule.x + rule.width + least
+                    && p.y <= rule.y + rule.height / 4 && p.y + p.height >= rule.y + rule.height * 3 / 4
+            }
+        }
         let cuts = rules.filter {
             Double($0.height) >= minCuttingRule * Double(height) && Double($0.width) < lineHeight
-                && Self.between($0, lines: printed, lineHeight: lineHeight)
+                && (Self.between($0, lines: printed, lineHeight: lineHeight) || swallowing($0) != nil)
         }.sorted { $0.x < $1.x }
+        let swallowed = cuts.compactMap(swallowing)
         // A column narrower than that between the rules makes them a table's grid: none cuts.
         let edges = [0] + cuts.map { $0.x + $0.width / 2 } + [width]
         guard (0..<(edges.count - 1)).allSatisfy({ Double(edges[$0 + 1] - edges[$0]) >= minRuledColumnWidth * lineHeight }) else { return [] }
@@ -200,13 +213,16 @@ public struct LayoutChoice: Sendable, Equatable {
             left = cut.x + cut.width
         }
         pieces.append(PixelBox(x: 0, y: bottom, width: width, height: height - bottom))
-        // Pieces where the analysis found no printed line are left out: blank margins, and pictures,
-        // which are not read as text (a figure alone in its column reads as noise).
+        // Pieces where the analysis found no printed line are left out (blank margins, pictures, which
+        // are not read as text: a figure alone in its column reads as noise), but for those within a
+        // picture the analysis made of a ruled box: their own analysis finds what they hold.
         pieces = pieces.filter { piece in
-            piece.height > 0 && printed.contains {
+            piece.height > 0 && (printed.contains {
                 let (cx, cy) = ($0.x + $0.width / 2, $0.y + $0.height / 2)
                 return cx >= piece.x && cx < piece.x + piece.width && cy >= piece.y && cy < piece.y + piece.height
-            }
+            } || swallowed.contains {
+                min($0.x + $0.width, piece.x + piece.width) > max($0.x, piece.x) && min($0.y + $0.height, piece.y + piece.height) > max($0.y, piece.y)
+            })
         }
         return pieces
     }

@@ -203,6 +203,24 @@ struct LayoutChoiceTests {
         #expect(LayoutChoice().ruledPieces(width: 2200, height: 1700, rules: [PixelBox(x: 760, y: 100, width: 3, height: 1200)], regions: figure).isEmpty)
     }
 
+    @Test("A table beside charts in one ruled frame that the analysis took for one picture is cut at the rule inside it, and each side read")
+    func swallowedBox() {
+        // A title above, the frame (40–2160 × 90–1640) reported as one picture with no lines in it,
+        // a rule at 1496 inside it, a foot below.
+        let regions = [Self.text(x: 40, y: 20, width: 1000, lines: 1),
+                       LayoutRegion(kind: .picture, box: PixelBox(x: 37, y: 91, width: 2126, height: 1550)),
+                       Self.text(x: 40, y: 1660, width: 800, lines: 1)]
+        let rules = [PixelBox(x: 39, y: 91, width: 6, height: 1550), PixelBox(x: 1496, y: 91, width: 11, height: 1550),
+                     PixelBox(x: 2155, y: 91, width: 6, height: 1550)]
+        #expect(LayoutChoice().ruledPieces(width: 2200, height: 1700, rules: rules, regions: regions) == [
+            PixelBox(x: 0, y: 0, width: 2200, height: 91), PixelBox(x: 0, y: 91, width: 1496, height: 1550),
+            PixelBox(x: 1507, y: 91, width: 693, height: 1550), PixelBox(x: 0, y: 1641, width: 2200, height: 59),
+        ])
+        // A picture that only reaches past the rule on one side (a figure and its frame) cuts nothing.
+        let figure = [regions[0], LayoutRegion(kind: .picture, box: PixelBox(x: 37, y: 91, width: 1480, height: 1550)), regions[2]]
+        #expect(LayoutChoice().ruledPieces(width: 2200, height: 1700, rules: rules, regions: figure).isEmpty)
+    }
+
     @Test("The columns end where the rules do, but never across a text line: a line there goes above or below")
     func noLineCutAcross() {
         // A rule from 200 to 1000 beside a column whose lines (30 px high, every 60 px from 100)
