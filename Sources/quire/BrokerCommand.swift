@@ -89,7 +89,7 @@ enum DurableJobOptions {
         }
         let configuration = try invocation.configured(JobConfiguration(directory: directory, store: store), JobConfiguration.settings)
         if store != nil, configuration.maxStoreBytes != nil {
-            throw UsageError(command: invocation.command, message: "--max-store-bytes caps the SQLite store; a PostgreSQL store's limits are its server's")
+            throw UsageError(command: invocation.command, message: "--max-store-bytes " + JobConfiguration.storeBytesWithPostgreSQL)
         }
         return configuration
     }

@@ -36,6 +36,15 @@ import Testing
         }
     }
 
+    @Test func aSizeCapIsRefusedWithAPostgreSQLStore() throws {
+        #expect(throws: ConfigurationError(source: "QUIRE_MAX_STORE_BYTES", message: JobConfiguration.storeBytesWithPostgreSQL)) {
+            try JobConfiguration(environment: ["QUIRE_STORE": "postgresql://db/quire", "QUIRE_MAX_STORE_BYTES": "1048576"])
+        }
+        // With SQLite the cap holds; with PostgreSQL alone nothing is refused.
+        #expect(try JobConfiguration(environment: ["QUIRE_DATA": "/d", "QUIRE_MAX_STORE_BYTES": "1048576"])?.maxStoreBytes == 1_048_576)
+        #expect(try JobConfiguration(environment: ["QUIRE_STORE": "postgresql://db/quire"])?.store == "postgresql://db/quire")
+    }
+
     @Test("a variable takes the flag's range", arguments: [
         ("QUIRE_HEARTBEAT_INTERVAL_MS", "3600001", "'3600001' is not an integer in 1…3600000"),
         ("QUIRE_STATS_INTERVAL_MS", "1", "'1' is not an integer in 10…3600000"),

@@ -80,7 +80,13 @@ public struct JobConfiguration: Sendable, Equatable {
         }
         self.init(directory: directory, store: store)
         try Self.settings.applyEnvironment(environment, to: &self)
+        if store != nil, maxStoreBytes != nil {
+            throw ConfigurationError(source: "QUIRE_MAX_STORE_BYTES", message: Self.storeBytesWithPostgreSQL)
+        }
     }
+
+    /// Why a size cap and a PostgreSQL store are refused together.
+    public static let storeBytesWithPostgreSQL = "caps the SQLite store; a PostgreSQL store's limits are its server's"
 
     /// What `--store` takes.
     public static let storeExpectation = "a PostgreSQL URI: postgresql://[user@]host[:port]/database[?sslmode=…] (the password from PGPASSWORD or a password file, not the URI)"
