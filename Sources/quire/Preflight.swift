@@ -150,7 +150,7 @@ struct Preflight {
                         do {
                             preflight.token = try await ClientAuth.fetch(.credentials(credentials), client: client).accessToken
                         } catch let error as ClientError {
-                            throw TokenFailure(error: error)
+                            throw TokenFailure(error: error, clientID: credentials.clientID)
                         }
                     }
                 }
@@ -169,7 +169,9 @@ struct Preflight {
         case .success(let preflight):
             return preflight
         case .failure(let failure as TokenFailure):
-            printError("\(command): cannot get a token: " + (failure.error.remote.map { String(decoding: $0.jsonFrame, as: UTF8.self) } ?? failure.error.description))
+            printError("\(command): cannot get a token as client \(failure.clientID) (its credentials from --credentials, "
+                       + "QUIRE_CLIENT_ID and QUIRE_CLIENT_SECRET, or the data folder's credentials.json, in that order): "
+                       + (failure.error.remote.map { String(decoding: $0.jsonFrame, as: UTF8.self) } ?? failure.error.description))
             return nil
         case .failure(let error as ClientError):
             if let remote = error.remote, command == "quire call" {
@@ -225,5 +227,6 @@ struct Preflight {
     /// A failure to get a token, told apart from the probes' own failures.
     private struct TokenFailure: Error {
         let error: ClientError
+        let clientID: String
     }
 }

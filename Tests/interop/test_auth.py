@@ -272,6 +272,13 @@ def test_cli_token_and_call_insert_the_token(stack, recording):
     assert r.returncode == 1
     assert parse_error(r.stderr.strip().splitlines()[-1], "invalid_client")
     assert b"qs_wrong-wrong-wrong" not in r.stderr + r.stdout
+    # A client verb says which client could not get a token and where its credentials come from.
+    r = quire("call", "echo", "{}", "--broker", stack.broker.url, check=False,
+              env=dict(QUIRE_CLIENT_ID=stack.client["client_id"], QUIRE_CLIENT_SECRET="qs_wrong-wrong-wrong"))
+    assert r.returncode == 1
+    err = r.stderr.decode()
+    assert "cannot get a token as client %s" % stack.client["client_id"] in err and "credentials.json" in err, err
+    assert "invalid_client" in err and b"qs_wrong-wrong-wrong" not in r.stderr + r.stdout, err
 
 
 def test_secrets_never_stored_or_logged(stack):
