@@ -190,10 +190,17 @@ public struct LayoutChoice: Sendable, Equatable {
                     && p.y <= rule.y + rule.height / 4 && p.y + p.height >= rule.y + rule.height * 3 / 4
             }
         }
-        let cuts = rules.filter {
-            Double($0.height) >= minCuttingRule * Double(height) && Double($0.width) < lineHeight
-                && (Self.between($0, lines: printed, lineHeight: lineHeight) || swallowing($0) != nil)
-        }.sorted { $0.x < $1.x }
+        var cuts: [PixelBox] = []
+        for rule in rules.sorted(by: { $0.x < $1.x }) where Double(rule.height) >= minCuttingRule * Double(height)
+            && Double(rule.width) < lineHeight && (Self.between(rule, lines: printed, lineHeight: lineHeight) || swallowing(rule) != nil) {
+            // A double rule (two strokes less than a line height apart) is one cut.
+            if let last = cuts.last, Double(rule.x - (last.x + last.width)) < lineHeight {
+                let top = min(last.y, rule.y), bottom = max(last.y + last.height, rule.y + rule.height)
+                cuts[cuts.count - 1] = PixelBox(x: last.x, y: top, width: rule.x + rule.width - last.x, height: bottom - top)
+            } else {
+                cuts.append(rule)
+            }
+        }
         let swallowed = cuts.compactMap(swallowing)
         // A column narrower than that between the rules makes them a table's grid: none cuts.
         let edges = [0] + cuts.map { $0.x + $0.width / 2 } + [width]
