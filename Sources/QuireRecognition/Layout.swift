@@ -85,11 +85,9 @@ public struct LayoutChoice: Sendable, Equatable {
             "pictures": Double(regions.filter { $0.kind == .picture }.count),
             "tables": Double(regions.filter { $0.kind == .table }.count),
         ]
-        let heights = lines.map(\.height).sorted()
-        guard !heights.isEmpty else {
+        guard let lineHeight = Self.lineHeight(regions) else {
             return (.page, OCRResult.Step(step: "layout", applied: false, parameters: parameters))
         }
-        let lineHeight = Double(heights[heights.count / 2])
         parameters["lineHeight"] = lineHeight
         let columns = columnPairs(text, pictures: regions.filter { $0.kind == .picture }, lineHeight: lineHeight)
         let grid = gridRules(regions, lines: lines, lineHeight: lineHeight)
@@ -155,13 +153,13 @@ public struct LayoutChoice: Sendable, Equatable {
 
     /// The pieces a page cut by long vertical rules is read in, one after the other, in the page's
     /// pixels: what stands above the rules across the whole width, then the columns between them
-    /// from left to right, then what stands below, each only where the analysis found text lines;
-    /// empty when no rule cuts the page.
+    /// from left to right, then what stands below, each only where the analysis found printed lines
+    /// (or within a picture that made a cut); empty when no rule cuts the page.
     ///
     /// Tesseract's layout analysis drops the text that touches a long rule (the figures of a column
-    /// set flush against it, a table's cells beside a chart's frame: a quarter of a ruled form's words)
-    /// and, with the rule taken out, merges the columns the rule kept apart. Read apart, each column
-    /// keeps its words and its order. A rule cuts where it stands at least ``minCuttingRule`` of the
+    /// set flush against it: a quarter of a ruled form's words), takes a ruled box of a table and
+    /// charts for one picture, and, with the rule taken out, merges the columns the rule kept apart.
+    /// Read apart, each column keeps its words and its order. A rule cuts where it stands at least ``minCuttingRule`` of the
     /// page's height with printed lines on both sides (``between(_:lines:lineHeight:)``) or inside a
     /// picture reaching a column's width past it on both sides (a ruled box the analysis took whole),
     /// and only where every column between such rules is at least ``minRuledColumnWidth`` line heights
