@@ -147,8 +147,13 @@ public struct LayoutChoice: Sendable, Equatable {
 
     /// The median height of the text lines in `regions`, nil when they have none.
     public static func lineHeight(_ regions: [LayoutRegion]) -> Double? {
-        let heights = regions.filter { [.text, .table, .vertical].contains($0.kind) }.flatMap(\.lines).map(\.height).sorted()
+        let heights = textLines(regions).map(\.height).sorted()
         return heights.isEmpty ? nil : Double(heights[heights.count / 2])
+    }
+
+    /// The lines of the text regions (text, tables, vertical text) in `regions`.
+    static func textLines(_ regions: [LayoutRegion]) -> [PixelBox] {
+        regions.filter { [.text, .table, .vertical].contains($0.kind) }.flatMap(\.lines)
     }
 
     /// The pieces a page cut by long vertical rules is read in, one after the other, in the page's
@@ -170,7 +175,7 @@ public struct LayoutChoice: Sendable, Equatable {
     ///   - regions: the page's regions from the engine's layout analysis, for its text lines.
     public func ruledPieces(width: Int, height: Int, rules: [PixelBox], regions: [LayoutRegion]) -> [PixelBox] {
         guard minCuttingRule <= 1, let lineHeight = Self.lineHeight(regions) else { return [] }
-        let lines = regions.filter { [.text, .table, .vertical].contains($0.kind) }.flatMap(\.lines)
+        let lines = Self.textLines(regions)
         // Lines that look like print: about a line high and at least two wide. The analysis also
         // reports the marks of a drawing as lines (circles as tall as three lines, specks), which
         // must not make a figure's frame look like a rule between columns of text.
