@@ -10,8 +10,9 @@
 # From a static binary already built on a Debian 12 host (what scripts/docker-smoke does where no
 # registry answers; the base image then comes from scripts/docker-base):
 #   swift build -c release --static-swift-stdlib --product quire
-#   mkdir -p ctx/scripts && cp .build/release/quire ctx/ && cp -r scripts/build-tesseract scripts/debian-mirror scripts/tesseract-patches scripts/install-pdfium ctx/scripts/
+#   mkdir -p ctx/scripts && cp .build/release/quire ctx/ && cp -r scripts/build-tesseract scripts/debian-mirror scripts/tesseract-patches scripts/install-pdfium scripts/install-onnxruntime ctx/scripts/
 #   cp -r /opt/quire-pdfium ctx/quire-pdfium     # PDF input (scripts/install-pdfium made it on the host)
+#   cp -r /opt/quire-onnxruntime ctx/quire-onnxruntime   # the scene engine for photos (scripts/install-onnxruntime)
 #   docker build --build-arg QUIRE_BINARY=quire --build-arg BUILD_IMAGE=quire-base:bookworm-slim \
 #     --build-arg RUNTIME_IMAGE=quire-base:bookworm-slim -t quire -f Dockerfile ctx
 #
@@ -40,7 +41,7 @@ RUN set -eux; \
         apt-get update; \
         apt-get install -y --no-install-recommends \
             libzmq3-dev libtesseract-dev libleptonica-dev libsodium-dev libsqlite3-dev libpq-dev libheif-dev \
-            libmicrohttpd-dev libcurl4-openssl-dev cmake g++ make patch python3 python3-venv; \
+            libmicrohttpd-dev libcurl4-openssl-dev cmake g++ make patch python3 python3-venv xz-utils; \
         rm -rf /var/lib/apt/lists/*; \
     fi
 # Tesseract 5.5 built from Debian 13's source into /opt/quire-tesseract, which Package.swift links
@@ -54,6 +55,12 @@ RUN set -eux; if [ -z "$QUIRE_BINARY" ]; then build-tesseract; fi
 # image reads every format but PDF.
 COPY scripts/install-pdfium /usr/local/bin/install-pdfium
 RUN set -eux; if [ -z "$QUIRE_BINARY" ]; then install-pdfium; fi
+# ONNX Runtime and the PP-OCRv6 models (the scene engine for photos) in /opt/quire-onnxruntime: the C
+# API header that the compiler reads, from ONNX Runtime's source in the Debian archive; the library
+# and models that quire loads at run time, through pip's index. Taken from the context
+# (quire-onnxruntime/) with a prebuilt binary. Without it, the image reads photos with Tesseract only.
+COPY scripts/install-onnxruntime /usr/local/bin/install-onnxruntime
+RUN set -eux; if [ -z "$QUIRE_BINARY" ]; then install-onnxruntime; fi
 WORKDIR /src
 # SwiftPM wants every target's directory, the test targets' too (.dockerignore leaves out .build).
 COPY . ./
@@ -61,11 +68,12 @@ RUN set -eux; \
     if [ -n "$QUIRE_BINARY" ]; then \
         install -D -m 0755 "$QUIRE_BINARY" /out/quire; \
         if [ -d quire-pdfium ]; then rm -rf /opt/quire-pdfium; cp -r quire-pdfium /opt/quire-pdfium; fi; \
+        if [ -d quire-onnxruntime ]; then rm -rf /opt/quire-onnxruntime; cp -r quire-onnxruntime /opt/quire-onnxruntime; fi; \
     else \
         swift build -c release --static-swift-stdlib --product quire; \
         install -D -m 0755 "$(swift build -c release --show-bin-path)/quire" /out/quire; \
     fi; \
-    mkdir -p /opt/quire-pdfium
+    mkdir -p /opt/quire-pdfium /opt/quire-onnxruntime/lib /opt/quire-onnxruntime/models /opt/quire-onnxruntime/share/licenses
 
 # ---- runtime: Debian's shared libraries, language packs, an unprivileged user, the binary -------
 FROM ${RUNTIME_IMAGE} AS runtime
@@ -109,5 +117,9 @@ CMD ["broker"]
 
 COPY --from=build /out/quire /usr/local/bin/quire
 COPY --from=build /opt/quire-pdfium /opt/quire-pdfium
+# The header stays in the build stage: quire needs only the library, the models and their licences.
+COPY --from=build /opt/quire-onnxruntime/lib /opt/quire-onnxruntime/lib
+COPY --from=build /opt/quire-onnxruntime/models /opt/quire-onnxruntime/models
+COPY --from=build /opt/quire-onnxruntime/share/licenses /opt/quire-onnxruntime/share/licenses
 # Fails the build if a library is missing or the binary is not for this system.
 RUN ["quire", "--version"]
