@@ -17,6 +17,8 @@ let bundled = FileManager.default.fileExists(atPath: bundledTesseract + "/lib/li
 let tesseractLinking: [LinkerSetting] = bundled ? [.unsafeFlags(["-L" + bundledTesseract + "/lib"]), .linkedLibrary("stdc++")] : []
 let tesseractHeaders: [CXXSetting] = bundled ? [.unsafeFlags(["-I" + bundledTesseract + "/include"])] : []
 
+let onnxRuntime = "/opt/quire-onnxruntime"
+
 let package = Package(
     name: "Quire",
     platforms: [.macOS(.v15)],
@@ -75,6 +77,13 @@ let package = Package(
         // PDFium's C API, opened with dlopen at run time (scripts/install-pdfium puts libpdfium.so in
         // /opt/quire-pdfium): without it quire builds and runs, and only PDF input is off.
         .target(name: "CPDFium", linkerSettings: [.linkedLibrary("dl")]),
+        // ONNX Runtime's C API, opened with dlopen at run time (scripts/install-onnxruntime puts the library,
+        // its header and the PP-OCR models in /opt/quire-onnxruntime): without the header quire builds
+        // without the scene engine, without the library it runs without it.
+        .target(name: "COnnxRuntime", cSettings: [.unsafeFlags(["-I" + onnxRuntime + "/include"])], linkerSettings: [.linkedLibrary("dl")]),
+        // The scene engine (signs, screens, whiteboards, handwriting): PP-OCR's detector and line
+        // recognizer, their pre- and post-processing in plain Swift.
+        .target(name: "SceneText", dependencies: ["COnnxRuntime", "Imaging", "QuireRecognition"]),
         // PDF pages: counted, inspected (text layer or pictures), rendered, and read from their text layer.
         .target(name: "QuirePDF", dependencies: ["CPDFium", "Imaging", "QuireRecognition", "QuireWire"]),
         // Engine-neutral recognition, no C: the recognized page, the layout request and its choice
@@ -85,7 +94,7 @@ let package = Package(
         // The Quire result in other services' shapes (Cloud Vision, Azure Read, Image Analysis) and as
         // the searchable PDF: no C, no sockets, for the CLI and the HTTP gateway alike.
         .target(name: "QuireFormats", dependencies: ["QuireWire"]),
-        .target(name: "QuireOCR", dependencies: ["Tesseract", "Imaging", "QuirePDF", "QuireRecognition", "QuireWire", "QuireWorker", "QuireSupport", "QuireFormats",
+        .target(name: "QuireOCR", dependencies: ["Tesseract", "SceneText", "Imaging", "QuirePDF", "QuireRecognition", "QuireWire", "QuireWorker", "QuireSupport", "QuireFormats",
                                                  "QuireClient", "QuireJWT"]),
         // One process's stack: a broker, workers of any kind, started and stopped in order (`quire up`,
         // the benchmarks, in-process tests).
@@ -112,6 +121,7 @@ let package = Package(
         .testTarget(name: "QuireTokensTests", dependencies: ["QuireTokens", "QuireJWT", "QuireWire", "QuireSupport"]),
         .testTarget(name: "QuireOCRTests", dependencies: ["QuireOCR", "QuireWire", "Tesseract", "Imaging", "QuireRecognition", "CTesseract", "CLeptonica", "CTesseractShim"]),
         .testTarget(name: "QuirePDFTests", dependencies: ["QuirePDF", "Imaging", "QuireRecognition"]),
+        .testTarget(name: "SceneTextTests", dependencies: ["SceneText", "Imaging", "QuireRecognition"]),
         .testTarget(name: "QuireRecognitionTests", dependencies: ["QuireRecognition", "Imaging", "QuireWire"]),
         .testTarget(name: "QuireBenchTests", dependencies: ["QuireBench"]),
         .testTarget(name: "QuireFormatsTests", dependencies: ["QuireFormats", "QuireWire"], exclude: ["Fixtures"]),

@@ -26,3 +26,32 @@ extension Image {
         return Image(owning: pix)
     }
 }
+
+extension Image {
+    /// The pixels as rows of red, green, blue bytes, whatever the image's depth (grey repeats its level
+    /// in each; transparency is blended onto white), for engines that read colour themselves.
+    public func rgb() throws(ImageError) -> [UInt8] {
+        let colour = try plain()
+        guard let source = colour.depth == 32 ? colour.pix : pixConvertTo32(colour.pix) else {
+            throw ImageError(.internalFailure, "conversion to RGB failed")
+        }
+        var converted: UnsafeMutablePointer<PIX>? = source == colour.pix ? nil : source
+        defer { if converted != nil { pixDestroy(&converted) } }
+        let width = self.width, height = self.height
+        let words = Int(pixGetWpl(source))
+        let data = pixGetData(source)!
+        var bytes = [UInt8](repeating: 0, count: width * height * 3)
+        bytes.withUnsafeMutableBufferPointer { out in
+            for y in 0..<height {
+                let row = data.advanced(by: y * words)
+                for x in 0..<width {
+                    let p = row[x], o = (y * width + x) * 3
+                    out[o] = UInt8(truncatingIfNeeded: p >> 24)
+                    out[o + 1] = UInt8(truncatingIfNeeded: p >> 16)
+                    out[o + 2] = UInt8(truncatingIfNeeded: p >> 8)
+                }
+            }
+        }
+        return bytes
+    }
+}

@@ -20,7 +20,13 @@ enum ResultBuilder {
         // deskewed page they lean with the text, where the box around them would not (Azure's and
         // Cloud Vision's quads are made from these).
         let turned = abs(toPage.b) > 1e-9 || abs(toPage.d) > 1e-9
-        func polygon(_ r: PixelBox, _ b: OCRResult.Box) -> [OCRResult.Point] {
+        func polygon(_ r: PixelBox, _ b: OCRResult.Box, corners: [(x: Double, y: Double)]? = nil) -> [OCRResult.Point] {
+            if let corners, corners.count == 4 {
+                return corners.map { c in
+                    let p = toPage.apply(c.x, c.y)
+                    return .init(x: min(size.width, max(0, Int(p.x.rounded()))), y: min(size.height, max(0, Int(p.y.rounded()))))
+                }
+            }
             guard turned else {
                 return [.init(x: b.x, y: b.y), .init(x: b.x + b.width, y: b.y),
                         .init(x: b.x + b.width, y: b.y + b.height), .init(x: b.x, y: b.y + b.height)]
@@ -63,12 +69,12 @@ enum ResultBuilder {
                         let brk = !lastWord ? "space" : (lastLine ? "paragraph" : (text.hasSuffix("-") ? "hyphen" : "line"))
                         let b = box(word.box)
                         words.append(OCRResult.Word(
-                            text: text, boundingBox: b, polygon: polygon(word.box, b), confidence: word.confidence,
+                            text: text, boundingBox: b, polygon: polygon(word.box, b, corners: word.corners), confidence: word.confidence,
                             languages: word.language.map { [Languages.bcp47(forTesseract: $0)] } ?? [],
                             break: brk,
                             symbols: word.children.map { s in
                                 let sb = box(s.box)
-                                return OCRResult.Symbol(text: clean(s.text), boundingBox: sb, polygon: polygon(s.box, sb), confidence: s.confidence)
+                                return OCRResult.Symbol(text: clean(s.text), boundingBox: sb, polygon: polygon(s.box, sb, corners: s.corners), confidence: s.confidence)
                             }))
                         if let c = word.confidence { confidences.append(c) }
                     }
@@ -77,7 +83,7 @@ enum ResultBuilder {
                     let lineBox = line.children.reduce(line.box) { $0.covering($1.box, slack: slack) }
                     let lb = box(lineBox)
                     lines.append(OCRResult.Line(
-                        text: clean(line.text), boundingBox: lb, polygon: polygon(lineBox, lb), confidence: line.confidence,
+                        text: clean(line.text), boundingBox: lb, polygon: polygon(lineBox, lb, corners: line.corners), confidence: line.confidence,
                         languages: languages(line.children),
                         baseline: line.baseline.map { OCRResult.Baseline(start: point($0.x1, $0.y1), end: point($0.x2, $0.y2)) },
                         direction: page.writingDirection, words: words))

@@ -1,6 +1,6 @@
 import Imaging
 
-/// One element of the layout as Tesseract recognised it, at any level.
+/// One element of the layout as an engine recognised it, at any level.
 public struct RecognizedElement: Sendable {
     public var text: String
     public var box: PixelBox
@@ -11,15 +11,20 @@ public struct RecognizedElement: Sendable {
     /// Lines: the baseline's end points.
     public var baseline: (x1: Int, y1: Int, x2: Int, y2: Int)?
     public var children: [RecognizedElement]
+    /// The element's own four corners, clockwise from its top-left, where they lean away from `box`
+    /// (an engine that finds slanted text gives them); nil: `box`'s corners.
+    public var corners: [(x: Double, y: Double)]?
 
     public init(text: String, box: PixelBox, confidence: Double? = nil, language: String? = nil,
-                baseline: (x1: Int, y1: Int, x2: Int, y2: Int)? = nil, children: [RecognizedElement] = []) {
+                baseline: (x1: Int, y1: Int, x2: Int, y2: Int)? = nil, children: [RecognizedElement] = [],
+                corners: [(x: Double, y: Double)]? = nil) {
         self.text = text
         self.box = box
         self.confidence = confidence
         self.language = language
         self.baseline = baseline
         self.children = children
+        self.corners = corners
     }
 }
 

@@ -1,0 +1,54 @@
+/// Greedy CTC decoding (Graves et al., 2006) of a line recognizer's output: at each time step the
+/// likeliest class; repeats merged, blanks dropped. Class 0 is the blank, classes 1…n the
+/// dictionary's characters, and the class after them a space (PaddleOCR's convention).
+public struct CTCDecoder: Sendable {
+    public let characters: [String]
+
+    /// `dictionary`: the model's characters, one per class from class 1 on.
+    public init(dictionary: [String]) {
+        characters = [""] + dictionary + [" "]
+    }
+
+    /// One character read: its text, the time step where it was read, and its probability.
+    public struct Character: Sendable, Equatable {
+        public var text: String
+        public var step: Int
+        public var confidence: Double
+    }
+
+    /// A decoded line: its characters, and the number of time steps the line's image spanned.
+    public struct Line: Sendable, Equatable {
+        public var characters: [Character]
+        public var steps: Int
+        public var text: String { characters.map(\.text).joined() }
+        /// The mean of the characters' probabilities (0 for a line without any).
+        public var confidence: Double {
+            characters.isEmpty ? 0 : characters.map(\.confidence).reduce(0, +) / Double(characters.count)
+        }
+    }
+
+    /// Decodes `steps` time steps of `classes` scores each (probabilities, as the models' softmax
+    /// gives them), starting at `offset` in `scores`; only the first `usedSteps` are read (the rest is
+    /// padding of a batch's wider lines).
+    public func decode(_ scores: UnsafeBufferPointer<Float>, offset: Int = 0, steps: Int, classes: Int, usedSteps: Int? = nil) -> Line {
+        let used = min(steps, usedSteps ?? steps)
+        var out: [Character] = []
+        var previous = -1
+        for t in 0..<used {
+            let base = offset + t * classes
+            var best = 0
+            var bestScore = scores[base]
+            for c in 1..<classes where scores[base + c] > bestScore {
+                best = c
+                bestScore = scores[base + c]
+            }
+            defer { previous = best }
+            guard best != 0, best != previous, best < characters.count else { continue }
+            out.append(Character(text: characters[best], step: t, confidence: Double(bestScore)))
+        }
+        // A line's own spaces at its ends are the model's, not the text's.
+        while out.first?.text == " " { out.removeFirst() }
+        while out.last?.text == " " { out.removeLast() }
+        return Line(characters: out, steps: used)
+    }
+}

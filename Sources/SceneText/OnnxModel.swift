@@ -1,0 +1,54 @@
+import COnnxRuntime
+
+/// Why the scene engine cannot read.
+public struct SceneError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// One ONNX model opened for one thread's use (ONNX Runtime's C API, Sources/COnnxRuntime).
+final class OnnxModel {
+    private let session: OpaquePointer
+
+    /// Whether ONNX Runtime could be loaded, and why not.
+    static var unavailableReason: String? { quire_ort_available() == 1 ? nil : quire_ort_error().map { String(cString: $0) } }
+    static var version: String? { quire_ort_version().map { String(cString: $0) } }
+
+    init(path: String, threads: Int) throws(SceneError) {
+        var error = [CChar](repeating: 0, count: 512)
+        guard let session = quire_ort_open(path, Int32(threads), &error, error.count) else {
+            throw SceneError("\(path): \(Self.message(error))")
+        }
+        self.session = session
+    }
+
+    deinit { quire_ort_close(session) }
+
+    /// The text a C call wrote into `buffer`, up to its terminating zero.
+    static func message(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The model's output for one float tensor.
+    func run(_ input: [Float], shape: [Int]) throws(SceneError) -> (values: [Float], shape: [Int]) {
+        var output: UnsafeMutablePointer<Float>?
+        var outputShape = [Int64](repeating: 0, count: 8)
+        var rank = outputShape.count
+        var error = [CChar](repeating: 0, count: 512)
+        let dims = shape.map(Int64.init)
+        let status = quire_ort_run(session, input, dims, dims.count, &output, &outputShape, &rank, &error, error.count)
+        guard status == 0, let output else { throw SceneError(Self.message(error)) }
+        defer { quire_ort_free(output) }
+        let dimensions = outputShape.prefix(rank).map(Int.init)
+        let count = dimensions.reduce(1, *)
+        return (Array(UnsafeBufferPointer(start: output, count: count)), dimensions)
+    }
+
+    /// The model's metadata value for `key`.
+    func metadata(_ key: String) -> String? {
+        guard let value = quire_ort_metadata(session, key) else { return nil }
+        defer { quire_ort_free(value) }
+        return String(cString: value)
+    }
+}

@@ -1,0 +1,234 @@
+import Foundation
+import Imaging
+import QuireRecognition
+
+/// The scene engine: PaddleOCR's PP-OCR models (a DB text detector and a CTC line recognizer) run
+/// through ONNX Runtime, for what Tesseract, a page reader, reads badly: signs, screens,
+/// whiteboards, handwriting. One per worker thread, as every ``TextRecognizer``.
+public final class SceneEngine: TextRecognizer {
+    /// How pictures are sized for the models.
+    public struct Settings: Sendable {
+        /// The detector sees the picture enlarged until its shorter side has this many pixels...
+        public var detectorMinSide = 736
+        /// ...and reduced until its longer side has at most this many.
+        public var detectorMaxSide = 2000
+        /// Lines read with a lower mean character probability are dropped (noise the detector found).
+        public var minLineConfidence = 0.5
+        /// A picture in which no line is found is read whole, as one line (a word cropped tight, a curved
+        /// sign), and kept when it reads with at least this mean character probability.
+        public var wholePictureConfidence = 0.9
+        /// ONNX Runtime's threads for each model's operators.
+        public var threads = 1
+        /// Lines recognised together in one run of the recognizer.
+        public var batch = 6
+        public var regions = TextRegions()
+        public init() {}
+    }
+
+    /// The recognizer's input height, pixels (PP-OCR's line models).
+    static let lineHeight = 48
+    /// The narrowest recognizer input, pixels (PP-OCR pads shorter lines to 320 wide).
+    static let minLineWidth = 320
+
+    public let settings: Settings
+    public let engineName: String
+    /// The Tesseract language code the engine's words are tagged with.
+    public let language: String
+    private let detector: OnnxModel
+    private let recognizer: OnnxModel
+    private let decoder: CTCDecoder
+
+    /// Whether ONNX Runtime is there, and why not.
+    public static var unavailableReason: String? { OnnxModel.unavailableReason }
+    /// The ONNX Runtime loaded, or nil.
+    public static var runtimeVersion: String? { OnnxModel.version }
+
+    /// Opens `det.onnx` and `rec.onnx` in `models` (scripts/install-onnxruntime puts them in
+    /// /opt/quire-onnxruntime/models); the recognizer's dictionary comes from its metadata.
+    public init(models: String, language: String = "eng", settings: Settings = Settings()) throws(SceneError) {
+        if let reason = OnnxModel.unavailableReason { throw SceneError(reason) }
+        self.settings = settings
+        self.language = language
+        detector = try OnnxModel(path: models + "/det.onnx", threads: settings.threads)
+        recognizer = try OnnxModel(path: models + "/rec.onnx", threads: settings.threads)
+        guard let dictionary = recognizer.metadata("character"), !dictionary.isEmpty else {
+            throw SceneError("\(models)/rec.onnx has no character dictionary in its metadata")
+        }
+        decoder = CTCDecoder(dictionary: dictionary.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
+        let modelName = (try? String(contentsOfFile: models + "/models-version", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        engineName = "pp-ocr \(modelName ?? "models"), onnxruntime \(OnnxModel.version ?? "?")"
+    }
+
+    public func regions(of image: Image) throws(RecognitionError) -> [LayoutRegion] { [] }
+
+    public func clear() {}
+
+    /// Reads the picture's text lines; `layout` is not used (the detector finds the lines).
+    public func recognize(_ image: Image, layout: Layout, symbols: Bool) throws(RecognitionError) -> RecognizedPage {
+        let pixels: Pixels
+        do throws(ImageError) {
+            pixels = Pixels(width: image.width, height: image.height, bytes: try image.rgb())
+        } catch {
+            throw RecognitionError(.recognitionFailed, error.message)
+        }
+        do throws(SceneError) {
+            return try read(pixels, symbols: symbols)
+        } catch {
+            throw RecognitionError(.recognitionFailed, error.message)
+        }
+    }
+
+    /// The margin the picture gets before detection: text that touches the edge (a photo cropped to
+    /// one line or one word) is otherwise not found. A line-shaped picture gets enough above and
+    /// below to be a eighth as high as it is wide.
+    static func margins(width: Int, height: Int) -> (x: Int, y: Int) {
+        let margin = max(8, min(width, height) / 10)
+        let lineShaped = max(0, (width / 8 - height) / 2)
+        return (margin, max(margin, lineShaped))
+    }
+
+    func read(_ picture: Pixels, symbols: Bool) throws(SceneError) -> RecognizedPage {
+        let margin = Self.margins(width: picture.width, height: picture.height)
+        let padded = picture.padded(top: margin.y, bottom: margin.y, left: margin.x, right: margin.x, with: picture.borderColour)
+        var found = try detect(padded)
+        // A region standing upright is read turned a quarter counter-clockwise: its text's top-left
+        // corner is the region's top-right one.
+        for i in found.indices where Self.standsUpright(found[i]) {
+            let c = found[i].corners
+            found[i].corners = [c[1], c[2], c[3], c[0]]
+        }
+        var lines: [(text: DetectedText, line: CTCDecoder.Line, usedFraction: Double)] = []
+        var start = 0
+        // Lines of similar shape are recognised together: each batch is as wide as its widest line.
+        let crops = found.map { crop(padded, $0) }
+        let order = crops.indices.sorted { Double(crops[$0].width) / Double(crops[$0].height) < Double(crops[$1].width) / Double(crops[$1].height) }
+        var decoded = [(CTCDecoder.Line, Double)?](repeating: nil, count: crops.count)
+        while start < order.count {
+            let batch = Array(order[start..<min(order.count, start + settings.batch)])
+            for (i, result) in zip(batch, try recognize(batch.map { crops[$0] })) { decoded[i] = result }
+            start += settings.batch
+        }
+        for (i, result) in decoded.enumerated() {
+            guard let (line, used) = result, !line.characters.isEmpty, line.confidence >= settings.minLineConfidence else { continue }
+            var text = found[i]
+            text.corners = text.corners.map { Point(x: $0.x - Double(margin.x), y: $0.y - Double(margin.y)) }
+            lines.append((text, line, used))
+        }
+        // A picture without a line found (a word cropped tight, a curved sign), and a line-shaped one
+        // whose lines all stand on one row (a crop of one handwritten line, which the detector
+        // splits), is also read whole, as one line: kept where it reads better than the lines did.
+        let lineShaped = picture.width >= 4 * picture.height
+        let oneRow = lines.allSatisfy { a in lines.allSatisfy { b in min(a.text.maxY, b.text.maxY) > max(a.text.minY, b.text.minY) } }
+        if lines.isEmpty || lineShaped && oneRow {
+            let upright = picture.height >= 2 * picture.width
+            if let (line, used) = try recognize([upright ? picture.turnedCounterClockwise() : picture]).first, !line.characters.isEmpty {
+                let read = lines.reduce(0.0) { $0 + $1.line.confidence * Double($1.line.characters.count) }
+                    / Double(max(1, lines.reduce(0) { $0 + $1.line.characters.count }))
+                if lines.isEmpty ? line.confidence >= settings.wholePictureConfidence : line.confidence > read {
+                    let (w, h) = (Double(picture.width), Double(picture.height))
+                    let corners = upright ? [Point(x: w, y: 0), Point(x: w, y: h), Point(x: 0, y: h), Point(x: 0, y: 0)]
+                        : [Point(x: 0, y: 0), Point(x: w, y: 0), Point(x: w, y: h), Point(x: 0, y: h)]
+                    lines = [(DetectedText(corners: corners, score: 0), line, used)]
+                }
+            }
+        }
+        return page(lines, width: picture.width, height: picture.height, symbols: symbols)
+    }
+
+    /// The detector's text regions, in the picture's pixels.
+    func detect(_ picture: Pixels) throws(SceneError) -> [DetectedText] {
+        let (w, h) = (Double(picture.width), Double(picture.height))
+        var ratio = max(1, Double(settings.detectorMinSide) / min(w, h))
+        if max(w, h) * ratio > Double(settings.detectorMaxSide) { ratio = Double(settings.detectorMaxSide) / max(w, h) }
+        let dw = max(32, Int((w * ratio / 32).rounded()) * 32), dh = max(32, Int((h * ratio / 32).rounded()) * 32)
+        let resized = picture.resized(width: dw, height: dh)
+        var input = [Float](repeating: 0, count: 3 * dw * dh)
+        resized.writeTensor(into: &input)
+        let (map, shape) = try detector.run(input, shape: [1, 3, dh, dw])
+        guard shape.count == 4, shape[2] * shape[3] <= map.count else { throw SceneError("the detector's output has the shape \(shape)") }
+        return settings.regions.regions(in: map, width: shape[3], height: shape[2], targetWidth: picture.width, targetHeight: picture.height)
+    }
+
+    /// Whether a region is at least half as tall again as it is wide: a line written top to bottom.
+    static func standsUpright(_ region: DetectedText) -> Bool {
+        let (w, h) = region.size
+        return h >= 1.5 * w
+    }
+
+    /// The region straightened into a level line, read from its text's top-left corner (an upright
+    /// region's corners already start from its top-right, ``read(_:symbols:)``).
+    func crop(_ picture: Pixels, _ region: DetectedText) -> Pixels {
+        let c = region.corners
+        let w = max(c[0].distance(to: c[1]), c[3].distance(to: c[2])), h = max(c[0].distance(to: c[3]), c[1].distance(to: c[2]))
+        return picture.warped(c, width: max(1, Int(w)), height: max(1, Int(h)))
+    }
+
+    /// Recognises a batch of line images; for each, the decoded line and the share of the input's
+    /// width its image filled.
+    func recognize(_ crops: [Pixels]) throws(SceneError) -> [(CTCDecoder.Line, Double)] {
+        let height = Self.lineHeight
+        let widths = crops.map { min(4096, Int((Double(height) * Double($0.width) / Double($0.height)).rounded(.up))) }
+        let inputWidth = max(Self.minLineWidth, widths.max() ?? 0)
+        var input = [Float](repeating: 0, count: crops.count * 3 * height * inputWidth)
+        for (i, crop) in crops.enumerated() {
+            crop.resized(width: max(1, widths[i]), height: height).writeTensor(into: &input, offset: i * 3 * height * inputWidth, rowLength: inputWidth)
+        }
+        let (scores, shape) = try recognizer.run(input, shape: [crops.count, 3, height, inputWidth])
+        guard shape.count == 3, shape[0] == crops.count, shape[0] * shape[1] * shape[2] <= scores.count else {
+            throw SceneError("the recognizer's output has the shape \(shape)")
+        }
+        return scores.withUnsafeBufferPointer { buffer in
+            crops.indices.map { i in
+                let line = decoder.decode(buffer, offset: i * shape[1] * shape[2], steps: shape[1], classes: shape[2])
+                return (line, Double(widths[i]) / Double(inputWidth))
+            }
+        }
+    }
+
+    /// The page: blocks of lines in reading order, each line's words and characters placed along it.
+    func page(_ lines: [(text: DetectedText, line: CTCDecoder.Line, usedFraction: Double)], width: Int, height: Int, symbols: Bool) -> RecognizedPage {
+        func box(_ corners: [Point]) -> PixelBox {
+            let x0 = max(0, Int(corners.map(\.x).min()!.rounded(.down))), y0 = max(0, Int(corners.map(\.y).min()!.rounded(.down)))
+            let x1 = min(width, Int(corners.map(\.x).max()!.rounded(.up))), y1 = min(height, Int(corners.map(\.y).max()!.rounded(.up)))
+            return PixelBox(x: x0, y: y0, width: max(0, x1 - x0), height: max(0, y1 - y0))
+        }
+        func pairs(_ corners: [Point]) -> [(x: Double, y: Double)] { corners.map { ($0.x, $0.y) } }
+        var blocks: [RecognizedElement] = []
+        for block in SceneLayout.blocks(lines.map(\.text)) {
+            var elements: [RecognizedElement] = []
+            for index in block {
+                let (region, line, used) = lines[index]
+                let spans = SceneLayout.characterSpans(line, usedFraction: used)
+                var words: [RecognizedElement] = []
+                var current: [Int] = []
+                func closeWord() {
+                    guard let first = current.first, let last = current.last else { return }
+                    let corners = SceneLayout.slice(region.corners, from: spans[first].start, to: spans[last].end)
+                    let characters = current.map { line.characters[$0] }
+                    let children: [RecognizedElement] = symbols ? current.map { i in
+                        let c = SceneLayout.slice(region.corners, from: spans[i].start, to: spans[i].end)
+                        return RecognizedElement(text: line.characters[i].text, box: box(c), confidence: line.characters[i].confidence, corners: pairs(c))
+                    } : []
+                    words.append(RecognizedElement(text: characters.map(\.text).joined(), box: box(corners),
+                                                   confidence: characters.map(\.confidence).reduce(0, +) / Double(characters.count),
+                                                   language: language, children: children, corners: pairs(corners)))
+                    current = []
+                }
+                for (i, character) in line.characters.enumerated() {
+                    if character.text == " " { closeWord() } else { current.append(i) }
+                }
+                closeWord()
+                let c = region.corners
+                elements.append(RecognizedElement(text: words.map(\.text).joined(separator: " "), box: box(c), confidence: line.confidence,
+                                                  baseline: (Int(c[3].x.rounded()), Int(c[3].y.rounded()), Int(c[2].x.rounded()), Int(c[2].y.rounded())),
+                                                  children: words, corners: pairs(c)))
+            }
+            let text = elements.map(\.text).joined(separator: "\n")
+            let covering = box(lines[block[0]].text.corners + block.dropFirst().flatMap { lines[$0].text.corners })
+            let confidence = elements.map { $0.confidence ?? 0 }.reduce(0, +) / Double(elements.count)
+            let paragraph = RecognizedElement(text: text, box: covering, confidence: confidence, children: elements)
+            blocks.append(RecognizedElement(text: text, box: covering, confidence: confidence, children: [paragraph]))
+        }
+        return RecognizedPage(width: width, height: height, blocks: blocks, text: blocks.map(\.text).joined(separator: "\n\n") + (blocks.isEmpty ? "" : "\n"))
+    }
+}

@@ -1,0 +1,38 @@
+import Testing
+@testable import SceneText
+
+@Suite struct CTCDecoderTests {
+    /// Scores for `steps` time steps over `classes` classes, each step certain of one class.
+    func scores(_ path: [Int], classes: Int, certainty: Float = 0.9) -> [Float] {
+        var s = [Float](repeating: (1 - certainty) / Float(classes - 1), count: path.count * classes)
+        for (t, c) in path.enumerated() { s[t * classes + c] = certainty }
+        return s
+    }
+
+    @Test func mergesRepeatsAndDropsBlanks() {
+        // classes: 0 blank, 1 "a", 2 "b", 3 " "
+        let decoder = CTCDecoder(dictionary: ["a", "b"])
+        let path = [0, 1, 1, 0, 1, 2, 2, 3, 0, 2, 0]
+        let line = scores(path, classes: 4).withUnsafeBufferPointer { decoder.decode($0, steps: path.count, classes: 4) }
+        #expect(line.text == "aab b")
+        #expect(line.characters.map(\.step) == [1, 4, 5, 7, 9])
+        #expect(abs(line.confidence - 0.9) < 1e-6)
+        #expect(line.steps == path.count)
+    }
+
+    @Test func trimsSpacesAtTheEndsAndReadsFromAnOffset() {
+        let decoder = CTCDecoder(dictionary: ["x"])
+        let first = [1, 0], second = [2, 1, 0, 2]
+        let all = scores(first, classes: 3) + scores(second, classes: 3)
+        let line = all.withUnsafeBufferPointer { decoder.decode($0, offset: first.count * 3, steps: second.count, classes: 3) }
+        #expect(line.text == "x")
+        #expect(line.characters.map(\.step) == [1])
+    }
+
+    @Test func emptyLineHasNoConfidence() {
+        let decoder = CTCDecoder(dictionary: ["x"])
+        let line = scores([0, 0, 0], classes: 3).withUnsafeBufferPointer { decoder.decode($0, steps: 3, classes: 3) }
+        #expect(line.text.isEmpty)
+        #expect(line.confidence == 0)
+    }
+}
