@@ -30,6 +30,8 @@ public struct OCRBenchOptions: Sendable, Equatable {
     public var languages: [String] = ["eng"]
     /// The page segmentation, the same for all three.
     public var mode: OCRRequest.Mode = .document
+    /// The engine Quire and the raw engine read with (nil: the worker's default, `auto`).
+    public var engine: OCRRequest.Engine?
     /// The worker's limits and language packs (also the CLI's `--tessdata-dir`).
     public var configuration = OCRConfiguration()
     /// Switch the worker's scaling policy off (Quire and the raw engine alike): every image is read at

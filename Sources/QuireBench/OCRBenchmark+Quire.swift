@@ -22,7 +22,7 @@ extension OCRBenchmark {
     func requestFrame(languages: [String]) throws -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        return Array(try encoder.encode(OCRRequest(languages: languages, mode: options.mode)))
+        return Array(try encoder.encode(OCRRequest(languages: languages, mode: options.mode, engine: options.engine)))
     }
 
     // MARK: - Quire

@@ -150,7 +150,7 @@ public final class OCRBenchmark: Sendable {
         let quire = QuireRig(logger: logger)
         defer { quire.tearDown() }
         try startQuire(quire, images: images, warmUps: warmUps)
-        let raw = RawPool(configuration: options.configuration, mode: options.mode, images: images, problems: problems)
+        let raw = RawPool(configuration: options.configuration, mode: options.mode, engine: options.engine, images: images, problems: problems)
         defer { raw.stop(timeout: options.requestTimeout) }
         progress("raw engine: warm-up of \(options.workers) recognisers with " + warmUps.map(\.name).joined(separator: ", "))
         try raw.start(threads: options.workers, warmUps: warmUps, timeout: options.phaseTimeout)

@@ -25,8 +25,8 @@ final class RawPool {
     var threads: [LoopThread] = []
 
     /// `images` are all the run's images; each is read in `mode` with its own languages.
-    init(configuration: OCRConfiguration, mode: OCRRequest.Mode, images: [OCRBenchmark.BenchImage], problems: OCRBenchmark.Problems) {
-        shared = RawShared(configuration: configuration, mode: mode, images: images, problems: problems)
+    init(configuration: OCRConfiguration, mode: OCRRequest.Mode, engine: OCRRequest.Engine?, images: [OCRBenchmark.BenchImage], problems: OCRBenchmark.Problems) {
+        shared = RawShared(configuration: configuration, mode: mode, engine: engine, images: images, problems: problems)
     }
 
     /// Starts the threads; each makes its recogniser and reads each of `warmUps` once (one per
@@ -124,6 +124,7 @@ final class RawShared: @unchecked Sendable {
     let done = DispatchSemaphore(value: 0)
     let configuration: OCRConfiguration
     let mode: OCRRequest.Mode
+    let engine: OCRRequest.Engine?
     let images: [OCRBenchmark.BenchImage]
     let problems: OCRBenchmark.Problems
     let warmFailure = Locked<String?>(nil)
@@ -143,9 +144,10 @@ final class RawShared: @unchecked Sendable {
     }
     let state = Locked<State>(State())
 
-    init(configuration: OCRConfiguration, mode: OCRRequest.Mode, images: [OCRBenchmark.BenchImage], problems: OCRBenchmark.Problems) {
+    init(configuration: OCRConfiguration, mode: OCRRequest.Mode, engine: OCRRequest.Engine?, images: [OCRBenchmark.BenchImage], problems: OCRBenchmark.Problems) {
         self.configuration = configuration
         self.mode = mode
+        self.engine = engine
         self.images = images
         self.problems = problems
     }
@@ -155,7 +157,7 @@ final class RawShared: @unchecked Sendable {
         let recognizer = Recognizer(configuration: configuration)
         for warmUp in warmUps {
             do {
-                _ = try recognizer.recognize(OCRRequest(languages: warmUp.languages, mode: mode), image: warmUp.bytes)
+                _ = try recognizer.recognize(OCRRequest(languages: warmUp.languages, mode: mode, engine: engine), image: warmUp.bytes)
             } catch {
                 warmFailure.withLock { $0 = "\(warmUp.name): \(error)" }
             }
@@ -173,7 +175,7 @@ final class RawShared: @unchecked Sendable {
                 let image = images[ticket]
                 let t0 = Instant.now()
                 do {
-                    let (result, _) = try recognizer.recognize(OCRRequest(languages: image.languages, mode: mode), image: image.bytes)
+                    let (result, _) = try recognizer.recognize(OCRRequest(languages: image.languages, mode: mode, engine: engine), image: image.bytes)
                     let elapsed = Instant.now().nanoseconds &- t0.nanoseconds
                     state.withLock {
                         $0.samples.append(elapsed)

@@ -1,6 +1,7 @@
 import Foundation
 import QuireRecognition
 import QuireSupport
+import QuireWire
 
 /// Limits and defaults of the OCR worker, every default in one place.
 public struct OCRConfiguration: Sendable, Equatable {
@@ -111,6 +112,24 @@ public struct OCRConfiguration: Sendable, Equatable {
     public var engineVariables: [String: String] = ["tessedit_do_invert": "0", "textord_all_prop": "1"]
     /// Engines kept per worker thread (one per language set).
     public var enginesPerThread: Int = 3
+    /// The scene engine's models (`det.onnx`, `rec.onnx`; scripts/install-onnxruntime puts them here).
+    public var sceneModels: String = "/opt/quire-onnxruntime/models"
+    /// ONNX Runtime's threads per scene model on each worker thread.
+    public var sceneThreads: Int = 1
+    /// The engine of a request that names none.
+    public var defaultEngine: OCRRequest.Engine = .auto
+    /// `auto` shows a page to the scene engine too when Tesseract read fewer than this many words with
+    /// a confidence of 0.8 or more: a photo (signs, handwriting, whiteboards, screens read badly) rather
+    /// than a page. The real receipts and documents have at least 11; the photos that read badly, at most 3.
+    public var sceneBelowConfidentWords: Int = 10
+    /// ...and when those are fewer than this share of its words: a small page with one smeared line
+    /// (4 of 5 words read confidently) stays Tesseract's; of the photos it read badly, at most half.
+    public var sceneBelowConfidentShare: Double = 0.6
+    /// ...and keeps the scene engine's reading when its mean word confidence is this much higher (0…1).
+    public var sceneGain: Double = 0.2
+    /// ...and, where the scene engine finds no text at all, returns none when Tesseract's words were read
+    /// with a mean confidence below this: a photo without text gives an empty result, not noise.
+    public var noTextBelow: Double = 0.5
 
 
     /// The post-edits of a `document` page, in the order they run (see each type).
@@ -183,6 +202,20 @@ public struct OCRConfiguration: Sendable, Equatable {
                 help: "make round a word's bracket pair read as two kinds (Tax($} on a receipt)"),
         Setting(\.rawLineImages, variable: "QUIRE_OCR_RAW_LINE_IMAGES", .onOff,
                 help: "skip Tesseract's PNG round trip of each text line it reads (the same text, less time)"),
+        Setting(\.sceneModels, flag: "scene-models", variable: "QUIRE_SCENE_MODELS", .string("DIR"),
+                help: "the scene engine's models (det.onnx, rec.onnx) for signs, screens, whiteboards and handwriting"),
+        Setting(\.sceneThreads, variable: "QUIRE_SCENE_THREADS", .integer(1...64),
+                help: "ONNX Runtime's threads per scene model on each worker thread"),
+        Setting(\.defaultEngine, variable: "QUIRE_OCR_ENGINE", .choice(noun: "engine", placeholder: "E"),
+                help: "the engine of a request that names none: auto (chosen by the picture), tesseract or scene"),
+        Setting(\.sceneBelowConfidentWords, variable: "QUIRE_OCR_SCENE_BELOW_WORDS", .integer(0...100_000),
+                help: "auto reads a page with the scene engine too when Tesseract read fewer words than this with confidence 0.8 or more (0: never)"),
+        Setting(\.sceneBelowConfidentShare, variable: "QUIRE_OCR_SCENE_BELOW_SHARE", .number(0...1.01),
+                help: "...and when those are fewer than this share of its words"),
+        Setting(\.sceneGain, variable: "QUIRE_OCR_SCENE_GAIN", .number(0...1),
+                help: "auto keeps the scene engine's reading when its mean confidence is this much higher than Tesseract's"),
+        Setting(\.noTextBelow, variable: "QUIRE_OCR_NO_TEXT_BELOW", .number(0...1.01),
+                help: "auto returns no text where the scene engine finds none and Tesseract's mean confidence is below this"),
         Setting(variable: "QUIRE_TESSERACT_VARIABLES", .engineVariables,
                 help: "Tesseract parameters, `name=value,…` (added to or overriding the default)",
                 set: { configuration, variables in configuration.engineVariables.merge(variables) { _, new in new } },

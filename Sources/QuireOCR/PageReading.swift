@@ -13,6 +13,8 @@ extension Recognizer {
         var steps: [OCRResult.Step]
         var prepareSeconds: Double
         var recognizeSeconds: Double
+        /// The engine that read the page, as `metadata.engine` names it.
+        var engine = ""
     }
 
     /// Prepares, reads and builds one page. Orientation is checked after reading, where it costs
@@ -113,7 +115,7 @@ extension Recognizer {
                                        quarterTurns: page.quarterTurns, mirrored: prepared.mirrored, deskewAngle: page.deskewAngle,
                                        transform: page.toStored, renderings: nil)
         built.renderings = Self.renderings(of: built, outputs)
-        return PageRead(page: built, steps: steps, prepareSeconds: prepareSeconds, recognizeSeconds: recognizeSeconds)
+        return PageRead(page: built, steps: steps, prepareSeconds: prepareSeconds, recognizeSeconds: recognizeSeconds, engine: engine.engineName)
     }
 
     /// The text outputs asked for, rendered from the page's own result (its boxes are already those of

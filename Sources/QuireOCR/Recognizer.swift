@@ -4,6 +4,7 @@ import QuireWire
 import Imaging
 import QuireRecognition
 import QuirePDF
+import SceneText
 import Tesseract
 
 /// Reads images: decode, orient, scale, recognise, build the result. One per worker thread: it owns
@@ -11,6 +12,9 @@ import Tesseract
 public final class Recognizer {
     public let configuration: OCRConfiguration
     private var engines: [String: any TextRecognizer] = [:]
+    /// This thread's scene engine once opened, or why it could not be (``sceneEngine(language:)``).
+    var scene: SceneEngine?
+    var sceneUnavailable: String?
     private var engineUse: [String] = []
     private let installed: Set<String>
 
@@ -111,10 +115,18 @@ public final class Recognizer {
         var pages: [OCRResult.Page] = []
         var allSteps: [OCRResult.Step] = []
 
+        let choice = request.engine ?? configuration.defaultEngine
+        if choice == .scene, !Self.sceneReads(languages) {
+            throw WireError(.unknownLanguage, "the scene engine reads Latin-script languages, Chinese and Japanese, not "
+                                + languages.filter { !Self.sceneLanguages.contains($0) }.joined(separator: ", ") + "; use engine tesseract or auto")
+        }
+        var engineNames: [String] = []
         for number in pageNumbers {
             let pageHeader = pageHeaders[number] ?? header
-            let read = try readPage(.file(bytes, header: pageHeader, page: number - 1, exif: exif), number: number, request: request, mode: mode,
-                                    outputs: outputs, engine: engine)
+            let source = PageSource.file(bytes, header: pageHeader, page: number - 1, exif: exif)
+            let read = try readPage(source, number: number, request: request, mode: mode, outputs: outputs, engine: engine, choice: choice,
+                                    languages: languages)
+            if !engineNames.contains(read.engine) { engineNames.append(read.engine) }
             decodeSeconds += read.prepareSeconds
             recognizeSeconds += read.recognizeSeconds
             pages.append(read.page)
@@ -124,7 +136,7 @@ public final class Recognizer {
         var result = OCRResult(
             text: pages.map(\.text).joined(separator: "\u{0C}"),
             pages: pages,
-            metadata: .init(engine: engine.engineName, languages: languages.map(Languages.bcp47(forTesseract:)),
+            metadata: .init(engine: engineNames.isEmpty ? engine.engineName : engineNames.joined(separator: " + "), languages: languages.map(Languages.bcp47(forTesseract:)),
                             mode: mode.rawValue, format: header.format.rawValue, pageCount: max(1, header.pages),
                             timings: .init(decodeMs: decodeSeconds * 1_000, recognizeMs: recognizeSeconds * 1_000, encodeMs: 0),
                             steps: allSteps))

@@ -22,6 +22,18 @@ public struct OCRRequest: Codable, Sendable, Equatable {
         case ignore
     }
 
+    /// Which engine reads the picture.
+    public enum Engine: String, Codable, Sendable, CaseIterable {
+        /// Tesseract: pages, documents, receipts, screenshots.
+        case tesseract
+        /// The scene engine (PP-OCR's detector and line recognizer): signs, photos of screens,
+        /// whiteboards, handwriting. Workers without its models answer `engine_failure`.
+        case scene
+        /// Chosen by the picture (the default): Tesseract, and the scene engine where Tesseract reads
+        /// a photo badly and the scene engine reads it better (`metadata.steps` says why).
+        case auto
+    }
+
     public enum Output: String, Codable, Sendable, CaseIterable {
         case result, text, hocr, alto, tsv
         /// A searchable PDF, in the reply's second frame (see ``OCRResult/attachments``).
@@ -48,6 +60,8 @@ public struct OCRRequest: Codable, Sendable, Equatable {
     public var textLayer: TextLayer?
     /// Return each word's symbols (characters with boxes); true by default.
     public var symbols: Bool?
+    /// The engine; `auto` (chosen by the picture) by default.
+    public var engine: Engine?
     /// The access token for the broker's check (`docs/auth.md`); the worker never sees a use for it.
     public var token: String?
     /// Durable-job options when the frame goes to `titanic.request` (`proto-json/titanic-options.schema.json`);
@@ -55,7 +69,7 @@ public struct OCRRequest: Codable, Sendable, Equatable {
     public var job: JobOptions?
 
     public init(languages: [String]? = nil, mode: Mode? = nil, pages: [Int]? = nil, outputs: [Output]? = nil, autoOrientation: Bool? = nil, dpi: Int? = nil,
-                symbols: Bool? = nil, textLayer: TextLayer? = nil, pageLimit: Int? = nil, token: String? = nil, job: JobOptions? = nil) {
+                symbols: Bool? = nil, textLayer: TextLayer? = nil, pageLimit: Int? = nil, engine: Engine? = nil, token: String? = nil, job: JobOptions? = nil) {
         self.languages = languages
         self.mode = mode
         self.pages = pages
@@ -65,11 +79,12 @@ public struct OCRRequest: Codable, Sendable, Equatable {
         self.symbols = symbols
         self.textLayer = textLayer
         self.pageLimit = pageLimit
+        self.engine = engine
         self.token = token
         self.job = job
     }
 
-    enum CodingKeys: String, CodingKey { case languages, mode, pages, pageLimit, outputs, autoOrientation, dpi, symbols, textLayer, token, job }
+    enum CodingKeys: String, CodingKey { case languages, mode, pages, pageLimit, outputs, autoOrientation, dpi, symbols, textLayer, engine, token, job }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -89,6 +104,7 @@ public struct OCRRequest: Codable, Sendable, Equatable {
         dpi = try c.decodeIfPresent(Int.self, forKey: .dpi)
         symbols = try c.decodeIfPresent(Bool.self, forKey: .symbols)
         textLayer = try c.decodeIfPresent(TextLayer.self, forKey: .textLayer)
+        engine = try c.decodeIfPresent(Engine.self, forKey: .engine)
         // The broker has checked these before the worker sees the frame; the worker does not need them.
         token = try? c.decodeIfPresent(String.self, forKey: .token)
         job = try? c.decodeIfPresent(JobOptions.self, forKey: .job)
@@ -137,7 +153,7 @@ public struct OCRRequest: Codable, Sendable, Equatable {
             if field == nil {
                 // Foundation on Linux reports some failures (a fraction for an integer) without a
                 // path: the field is the first one that does not decode on its own.
-                field = [CodingKeys.languages, .mode, .pages, .pageLimit, .outputs, .autoOrientation, .dpi, .symbols, .textLayer].first { key in
+                field = [CodingKeys.languages, .mode, .pages, .pageLimit, .outputs, .autoOrientation, .dpi, .symbols, .textLayer, .engine].first { key in
                     guard let value = object[key.stringValue], JSONSerialization.isValidJSONObject([key.stringValue: value]),
                           let alone = try? JSONSerialization.data(withJSONObject: [key.stringValue: value]) else { return false }
                     return (try? JSONDecoder().decode(OCRRequest.self, from: alone)) == nil
@@ -149,6 +165,7 @@ public struct OCRRequest: Codable, Sendable, Equatable {
             switch field {
             case .mode?: rule = "must be one of document, text, line"
             case .textLayer?: rule = "must be one of auto, ignore"
+            case .engine?: rule = "must be one of auto, tesseract, scene"
             case .outputs?: rule = element ? "must be one of result, text, hocr, alto, tsv, pdf" : "must be a list of result, text, hocr, alto, tsv, pdf"
             case .languages?: rule = element ? "must be a language name (eng, de, zh-Hans)"
                 : "must be a list of language names (eng, de, zh-Hans) or one string like eng+deu"

@@ -26,6 +26,9 @@ enum BenchOCRCommand {
                              help: "document (psm 3), text (psm 11), line (psm 7), for every set",
                              defaultNote: "line when every DIR is named 'lines', else document")
 
+    static let engine = Option("engine", .word(["auto", "tesseract", "scene"], noun: "engine", placeholder: "E"),
+                               help: "the engine Quire and the raw engine read with (the CLI is Tesseract)", defaultNote: "auto")
+
     static let command = Command(
         "bench ocr", listing: ("bench ocr DIR…", "measure OCR end to end vs the tesseract CLI and the raw engine"),
         usage: "quire bench ocr DIR [DIR…] [options]",
@@ -72,7 +75,7 @@ enum BenchOCRCommand {
             would ask for).
             """,
         groups: [
-            OptionGroup(options: OptionGroup(settings, defaults: OCRBenchOptions(directories: [])).options + [noCLI.info, mode.info]),
+            OptionGroup(options: OptionGroup(settings, defaults: OCRBenchOptions(directories: [])).options + [noCLI.info, mode.info, engine.info]),
             OptionGroup("The worker's settings:", OCRConfiguration.settings, defaults: OCRConfiguration()),
             BenchOptions.group,
         ],
@@ -92,6 +95,7 @@ enum BenchOCRCommand {
         }
         var options = OCRBenchOptions(directories: directories)
         options.configuration = try invocation.configured(OCRConfiguration(), OCRConfiguration.settings)
+        options.engine = try invocation.value(engine).flatMap { OCRRequest.Engine(rawValue: $0) }
         options.languages = options.configuration.defaultLanguages
         guard !options.languages.isEmpty, !options.languages.contains(where: \.isEmpty) else {
             throw UsageError(command: command, message: "'--languages': name at least one language, e.g. eng or eng+deu")

@@ -158,7 +158,9 @@ enum OCRRequestOptions {
     static let textLayer = Option("text-layer", .word(["auto", "ignore"], noun: "choice", placeholder: "T"), default: "auto",
                                   help: "a PDF page's own text: auto (used where the page draws it), ignore (OCR every page)")
 
-    static let group = OptionGroup("OCR options:", options: [format.info, languages.info, mode.info, autoOrientation.info, pages.info, dpi.info, textLayer.info])
+    static let engine = Option("engine", .word(["auto", "tesseract", "scene"], noun: "engine", placeholder: "E"), default: "auto",
+                               help: "tesseract (pages), scene (signs, screens, whiteboards, handwriting), or auto: chosen by the picture")
+    static let group = OptionGroup("OCR options:", options: [format.info, languages.info, mode.info, engine.info, autoOrientation.info, pages.info, dpi.info, textLayer.info])
 
     static func request(_ invocation: Invocation) throws(UsageError) -> (OCRRequest, String) {
         let format = try invocation.value(Self.format, or: "json")
@@ -169,6 +171,7 @@ enum OCRRequestOptions {
         request.pages = try invocation.value(pages)
         request.dpi = try invocation.value(dpi)
         if invocation.isGiven(textLayer), let choice = try invocation.value(textLayer) { request.textLayer = OCRRequest.TextLayer(rawValue: choice) }
+        if invocation.isGiven(engine), let choice = try invocation.value(engine) { request.engine = OCRRequest.Engine(rawValue: choice) }
         // The text documents are rendered here from the result; only the PDF is the worker's to make.
         if format == "pdf" { request.outputs = [.pdf] }
         return (request, format)
