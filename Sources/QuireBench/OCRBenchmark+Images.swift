@@ -126,6 +126,10 @@ extension OCRBenchmark {
                     + "in \(options.configuration.dataPath) (installed: \(available))")
                 continue
             }
+            guard options.engine != .scene || Recognizer.sceneReads(packs) else {
+                problems.add(set, name, "scan", "the scene engine does not read \(packs.joined(separator: "+")) (--engine scene)")
+                continue
+            }
             let path = URL(fileURLWithPath: name, relativeTo: URL(fileURLWithPath: root + "/")).standardizedFileURL.path
             var directory: ObjCBool = false
             guard fm.fileExists(atPath: path, isDirectory: &directory), !directory.boolValue else {

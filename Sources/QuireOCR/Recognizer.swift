@@ -31,6 +31,11 @@ public final class Recognizer {
         PDFDocument.libraryVersion.map { "pdfium " + $0 } ?? "off, " + (PDFDocument.unavailableReason ?? "no library")
     }
 
+    /// The runtime the scene engine runs on (`onnxruntime 1.32.0`), or why it is off.
+    public static var sceneRuntime: String {
+        SceneEngine.runtimeVersion.map { "onnxruntime " + $0 } ?? "off, " + (SceneEngine.unavailableReason ?? "no runtime")
+    }
+
     /// Installed Tesseract packs.
     public var installedLanguages: [String] { installed.sorted() }
 

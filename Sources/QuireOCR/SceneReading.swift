@@ -8,14 +8,14 @@ import SceneText
 extension Recognizer {
     /// The Tesseract packs whose languages the scene models read: Latin-script languages, Chinese and
     /// Japanese (PP-OCRv6's multilingual models; not Korean, Cyrillic, Thai, Devanagari or Arabic).
-    static let sceneLanguages: Set<String> = [
+    public static let sceneLanguages: Set<String> = [
         "eng", "deu", "fra", "spa", "ita", "por", "nld", "dan", "swe", "nor", "fin", "isl", "pol", "ces", "slk", "slv", "hrv",
         "bos", "hun", "ron", "lit", "lav", "est", "tur", "aze", "uzb", "ind", "msa", "tgl", "vie", "cat", "eus", "glg", "gle",
         "cym", "lat", "ltz", "mlt", "mri", "oci", "que", "sqi", "swa", "afr", "kur", "chi_sim", "chi_tra", "jpn", "frk",
     ]
 
     /// Whether the scene engine reads every one of `languages`.
-    static func sceneReads(_ languages: [String]) -> Bool { languages.allSatisfy(sceneLanguages.contains) }
+    public static func sceneReads(_ languages: [String]) -> Bool { languages.allSatisfy(sceneLanguages.contains) }
 
     /// This thread's scene engine, opened on first use; nil with the reason when the runtime or
     /// the models are missing (the reason is kept: a worker without them does not try again per page).
@@ -105,6 +105,9 @@ extension Recognizer {
                 reduction *= 2
             }
             image = try source.decode(reduction)
+            // The detector looks at most at detectorMaxSide pixels; twice that is plenty for the line crops.
+            let largest = max(image.width, image.height), enough = 2 * engine.settings.detectorMaxSide
+            if largest > enough { image = try image.scaled(by: Double(enough) / Double(largest)) }
             if turns != 0 { image = try image.rotated(quarterTurns: turns) }
             if mirror {
                 toUpright = toUpright.then(.mirror(width: Double(turns % 2 == 1 ? source.height : source.width)))

@@ -17,6 +17,11 @@ struct CLITests {
         #expect(r.out.contains("(PDF: pdfium \(pdfium.trimmingCharacters(in: .whitespacesAndNewlines)))"))
         let off = try runQuire(["--version"], environment: ["QUIRE_PDFIUM": "/nonexistent/libpdfium.so"])
         #expect(off.out.contains("(PDF: off, QUIRE_PDFIUM=/nonexistent/libpdfium.so: "))
+        // ONNX Runtime for the scene engine, as scripts/install-onnxruntime installed it.
+        let onnxRuntime = try String(contentsOfFile: "/opt/quire-onnxruntime/lib/onnxruntime-version", encoding: .utf8)
+        #expect(r.out.contains("(scene engine: onnxruntime \(onnxRuntime.trimmingCharacters(in: .whitespacesAndNewlines)))"))
+        let sceneOff = try runQuire(["--version"], environment: ["QUIRE_ONNXRUNTIME": "/nonexistent/libonnxruntime.so"])
+        #expect(sceneOff.out.contains("(scene engine: off, QUIRE_ONNXRUNTIME=/nonexistent/libonnxruntime.so: "))
     }
 
     @Test func help() throws {
