@@ -12,7 +12,7 @@ import Tesseract
 public final class Recognizer {
     public let configuration: OCRConfiguration
     private var engines: [String: any TextRecognizer] = [:]
-    /// This thread's scene engine once opened, or why it could not be (``sceneEngine(language:)``).
+    /// This thread's scene engine once opened, or why it could not be (``sceneEngine(languages:)``).
     var scene: SceneEngine?
     var sceneUnavailable: String?
     private var engineUse: [String] = []

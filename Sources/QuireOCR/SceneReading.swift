@@ -17,15 +17,19 @@ extension Recognizer {
     /// Whether the scene engine reads every one of `languages`.
     public static func sceneReads(_ languages: [String]) -> Bool { languages.allSatisfy(sceneLanguages.contains) }
 
-    /// This thread's scene engine, opened on first use; nil with the reason when the runtime or
-    /// the models are missing (the reason is kept: a worker without them does not try again per page).
-    func sceneEngine(language: String) throws(WireError) -> SceneEngine {
-        if let scene, scene.language == language { return scene }
+    /// This thread's scene engine, opened on first use and set to read `languages`; `engine_failure`
+    /// when the runtime or the models are missing (the reason is kept: a worker without them does not
+    /// try again per page).
+    func sceneEngine(languages: [String]) throws(WireError) -> SceneEngine {
+        if let scene {
+            if scene.languages != languages { scene.languages = languages }
+            return scene
+        }
         if let sceneUnavailable { throw WireError(.engineFailure, "the scene engine is not available: \(sceneUnavailable)") }
         do throws(SceneError) {
             var settings = SceneEngine.Settings()
             settings.threads = configuration.sceneThreads
-            let engine = try SceneEngine(models: configuration.sceneModels, language: language, settings: settings)
+            let engine = try SceneEngine(models: configuration.sceneModels, languages: languages, settings: settings)
             scene = engine
             return engine
         } catch {
@@ -45,7 +49,7 @@ extension Recognizer {
         case .tesseract:
             return try readPage(source, number: number, request: request, mode: mode, outputs: outputs, engine: engine)
         case .scene:
-            return try readScenePage(source, number: number, outputs: outputs, symbols: symbols, engine: sceneEngine(language: languages[0]))
+            return try readScenePage(source, number: number, outputs: outputs, symbols: symbols, engine: sceneEngine(languages: languages))
         case .auto:
             var read = try readPage(source, number: number, request: request, mode: mode, outputs: outputs, engine: engine)
             guard Self.sceneReads(languages) else { return read }
@@ -60,7 +64,7 @@ extension Recognizer {
                 "minConfidentShare": configuration.sceneBelowConfidentShare,
                 "confidence": Self.hundredths(confidence),
             ]
-            guard let scene = try? sceneEngine(language: languages[0]) else {
+            guard let scene = try? sceneEngine(languages: languages) else {
                 parameters["sceneAvailable"] = 0
                 read.steps.append(.init(step: "engine", applied: false, parameters: parameters))
                 return read

@@ -3,10 +3,25 @@
 /// dictionary's characters, and the class after them a space (PaddleOCR's convention).
 public struct CTCDecoder: Sendable {
     public let characters: [String]
+    /// The classes that may be read (the blank always may); nil: all of them.
+    public var allowed: [Bool]?
 
     /// `dictionary`: the model's characters, one per class from class 1 on.
     public init(dictionary: [String]) {
         characters = [""] + dictionary + [" "]
+    }
+
+    /// The decoder reading only characters `keep` accepts (the blank and the space always).
+    public func restricted(to keep: (String) -> Bool) -> CTCDecoder {
+        var decoder = self
+        decoder.allowed = characters.enumerated().map { index, character in index == 0 || character == " " || keep(character) }
+        return decoder
+    }
+
+    /// Whether a character belongs to the scripts written with the Latin alphabet: letters, digits,
+    /// punctuation and symbols below the CJK blocks (U+2E80), outside the full-width forms.
+    public static func isLatinScript(_ character: String) -> Bool {
+        character.unicodeScalars.allSatisfy { $0.value < 0x2E80 && !(0x0590...0x08FF).contains($0.value) }
     }
 
     /// One character read: its text, the time step where it was read, and its probability.
@@ -34,13 +49,21 @@ public struct CTCDecoder: Sendable {
         let used = min(steps, usedSteps ?? steps)
         var out: [Character] = []
         var previous = -1
+        let allowed = self.allowed.map { $0.count == classes ? $0 : nil } ?? nil
         for t in 0..<used {
             let base = offset + t * classes
             var best = 0
             var bestScore = scores[base]
-            for c in 1..<classes where scores[base + c] > bestScore {
-                best = c
-                bestScore = scores[base + c]
+            if let allowed {
+                for c in 1..<classes where allowed[c] && scores[base + c] > bestScore {
+                    best = c
+                    bestScore = scores[base + c]
+                }
+            } else {
+                for c in 1..<classes where scores[base + c] > bestScore {
+                    best = c
+                    bestScore = scores[base + c]
+                }
             }
             defer { previous = best }
             guard best != 0, best != previous, best < characters.count else { continue }

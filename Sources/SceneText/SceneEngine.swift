@@ -32,11 +32,22 @@ public final class SceneEngine: TextRecognizer {
 
     public let settings: Settings
     public let engineName: String
-    /// The Tesseract language code the engine's words are tagged with.
-    public let language: String
+    /// The Tesseract languages of the pictures read next (set before each), the first of which the
+    /// words are tagged with. Where none is written in Chinese or Japanese, only characters of the
+    /// Latin-script alphabets are read: the models' other 14,000 characters are then only ways to be wrong.
+    public var languages: [String] = ["eng"] {
+        didSet { decoder = Self.decoder(dictionary, for: languages) }
+    }
+    public var language: String { languages.first ?? "eng" }
     private let detector: OnnxModel
     private let recognizer: OnnxModel
-    private let decoder: CTCDecoder
+    private let dictionary: CTCDecoder
+    private var decoder: CTCDecoder
+
+    static func decoder(_ full: CTCDecoder, for languages: [String]) -> CTCDecoder {
+        languages.contains { ["chi_sim", "chi_tra", "jpn", "chi_sim_vert", "chi_tra_vert", "jpn_vert"].contains($0) }
+            ? full : full.restricted(to: CTCDecoder.isLatinScript)
+    }
 
     /// Whether ONNX Runtime is there, and why not.
     public static var unavailableReason: String? { OnnxModel.unavailableReason }
@@ -45,16 +56,18 @@ public final class SceneEngine: TextRecognizer {
 
     /// Opens `det.onnx` and `rec.onnx` in `models` (scripts/install-onnxruntime puts them in
     /// /opt/quire-onnxruntime/models); the recognizer's dictionary comes from its metadata.
-    public init(models: String, language: String = "eng", settings: Settings = Settings()) throws(SceneError) {
+    public init(models: String, languages: [String] = ["eng"], settings: Settings = Settings()) throws(SceneError) {
         if let reason = OnnxModel.unavailableReason { throw SceneError(reason) }
         self.settings = settings
-        self.language = language
         detector = try OnnxModel(path: models + "/det.onnx", threads: settings.threads)
         recognizer = try OnnxModel(path: models + "/rec.onnx", threads: settings.threads)
         guard let dictionary = recognizer.metadata("character"), !dictionary.isEmpty else {
             throw SceneError("\(models)/rec.onnx has no character dictionary in its metadata")
         }
-        decoder = CTCDecoder(dictionary: dictionary.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
+        let full = CTCDecoder(dictionary: dictionary.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
+        self.dictionary = full
+        self.languages = languages
+        decoder = Self.decoder(full, for: languages)
         let modelName = (try? String(contentsOfFile: models + "/models-version", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
         engineName = "pp-ocr \(modelName ?? "models"), onnxruntime \(OnnxModel.version ?? "?")"
     }

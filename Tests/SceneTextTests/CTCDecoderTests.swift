@@ -36,3 +36,23 @@ import Testing
         #expect(line.confidence == 0)
     }
 }
+
+@Suite struct RestrictedDecoderTests {
+    @Test func readsOnlyTheAllowedCharactersTheNextLikeliestInstead() {
+        // classes: 0 blank, 1 "中", 2 "a", 3 " "; at step 0 "中" is likeliest, "a" next.
+        let decoder = CTCDecoder(dictionary: ["中", "a"])
+        let scores: [Float] = [0.1, 0.6, 0.3, 0.0,
+                               0.9, 0.05, 0.05, 0.0]
+        let all = scores.withUnsafeBufferPointer { decoder.decode($0, steps: 2, classes: 4) }
+        #expect(all.text == "中")
+        let latin = decoder.restricted(to: CTCDecoder.isLatinScript)
+        let line = scores.withUnsafeBufferPointer { latin.decode($0, steps: 2, classes: 4) }
+        #expect(line.text == "a")
+        #expect(abs(line.characters[0].confidence - 0.3) < 1e-6)
+    }
+
+    @Test func latinScriptCoversLettersDigitsPunctuationAndSymbols() {
+        for character in ["a", "Z", "é", "ß", "ł", "7", "€", "°", "—", "•", "Ω"] { #expect(CTCDecoder.isLatinScript(character), "\(character)") }
+        for character in ["中", "あ", "カ", "한", "：", "Ａ"] { #expect(!CTCDecoder.isLatinScript(character), "\(character)") }
+    }
+}

@@ -218,3 +218,27 @@ def test_auto_keeps_tesseract_for_a_page_with_one_smeared_line(stack):
     assert r["metadata"]["engine"].startswith("tesseract") and engine_step(r) is None
     words = [w["text"] for w in page_words(r["pages"][0])]
     assert words[:3] == ["Clear", "words", "then"] and words[-1] == "end" and len(words) == 5, words
+
+
+@pytest.fixture(scope="module")
+def gateway(quire_bin, zctx, tmp_path_factory):
+    from test_gateway import gateway_stack
+    yield from gateway_stack(quire_bin, zctx, tmp_path_factory.mktemp("scene-gateway"), worker_threads=1)
+
+
+@pytest.mark.parametrize("feature", ["TEXT_DETECTION", "DOCUMENT_TEXT_DETECTION"])
+def test_cloud_vision_through_the_gateway_reads_the_sign_with_leaning_boxes(gateway, sign, feature):
+    # Google's own client, both features: the worker's default engine (auto) picks the scene engine.
+    from google.cloud import vision
+    from test_gateway import vision_client
+    img, centres = sign
+    request = vision.AnnotateImageRequest(image=vision.Image(content=oi.png(img)),
+                                          features=[vision.Feature(type_=vision.Feature.Type[feature])])
+    (r,) = vision_client(gateway).batch_annotate_images(requests=[request]).responses
+    assert not r.error.message
+    assert r.text_annotations[0].description == "OPEN\nDAILY\n"
+    assert [a.description for a in r.text_annotations[1:]] == SIGN_LINES
+    for annotation, centre in zip(r.text_annotations[1:], centres):
+        polygon = [{"x": v.x, "y": v.y} for v in annotation.bounding_poly.vertices]
+        assert inside(polygon, centre), (annotation.description, polygon, centre)
+        assert polygon[1]["y"] < polygon[0]["y"] - 5, "the box leans with the board"
