@@ -14,6 +14,15 @@ extension Recognizer {
         "cym", "lat", "ltz", "mlt", "mri", "oci", "que", "sqi", "swa", "afr", "kur", "chi_sim", "chi_tra", "jpn", "frk",
     ]
 
+    /// What a worker with `configuration` reads photos with, for its start-up log: the runtime and the
+    /// models' folder, or why the scene engine is off (`auto` then reads with Tesseract alone).
+    public static func sceneStatus(_ configuration: OCRConfiguration) -> String {
+        guard let version = SceneEngine.runtimeVersion else { return "off: " + (SceneEngine.unavailableReason ?? "no runtime") }
+        let missing = ["det.onnx", "rec.onnx"].filter { !FileManager.default.fileExists(atPath: configuration.sceneModels + "/" + $0) }
+        guard missing.isEmpty else { return "off: no \(missing.joined(separator: " or ")) in \(configuration.sceneModels)" }
+        return "onnxruntime \(version), models in \(configuration.sceneModels)"
+    }
+
     /// Whether the scene engine reads every one of `languages`.
     public static func sceneReads(_ languages: [String]) -> Bool { languages.allSatisfy(sceneLanguages.contains) }
 

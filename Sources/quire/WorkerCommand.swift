@@ -56,12 +56,14 @@ enum WorkerCommand {
 
         var services: [WorkerService] = []
         let service: WorkerService
+        var ocrConfiguration: OCRConfiguration?
         switch kind {
         case "echo":
             service = EchoService.make(name: try invocation.value(Self.service) ?? "echo", requiresJSONFrame: try invocation.value(json, or: false),
                                        delay: try invocation.value(delay))
         case "ocr":
             let ocr = try invocation.configured(OCRConfiguration(), OCRConfiguration.settings)
+            ocrConfiguration = ocr
             service = OCRService.make(configuration: ocr)
             ensureSingleThreadedOpenMP()
             let credentials = try ClientAuth.credentials(invocation)
@@ -74,6 +76,11 @@ enum WorkerCommand {
             throw UsageError(command: invocation.command, message: "unknown worker kind '\(kind)' (ocr, echo, token)")
         }
         let logger = try CommonOptions.logger("quire.worker.\(kind)", invocation)
+        if let ocr = ocrConfiguration {
+            // What this worker reads with: a worker without the scene models serves Tesseract alone.
+            logger.info("engines", metadata: ["tesseract": Recognizer.engineVersion, "pdf": Recognizer.pdfLibrary,
+                                              "scene": Recognizer.sceneStatus(ocr), "default": ocr.defaultEngine.rawValue])
+        }
         let context = try Context()
         var workers: [Worker] = []
         for _ in 0..<threads {
