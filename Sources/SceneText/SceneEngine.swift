@@ -12,6 +12,17 @@ public final class SceneEngine: TextRecognizer {
         public var detectorMinSide = 736
         /// ...and reduced until its longer side has at most this many.
         public var detectorMaxSide = 2000
+        /// A line read with fewer time steps per character than this is read again, stretched...
+        public var minStepsPerCharacter = 2.5
+        /// ...by at most this much.
+        public var maxStretch = 1.5
+
+        /// How much wider a line read as `line` must be read again to have ``minStepsPerCharacter``
+        /// time steps per character; nil where it has them (or read nothing).
+        public func stretch(_ line: CTCDecoder.Line, usedFraction: Double) -> Double? {
+            let steps = Double(line.steps) * usedFraction, wanted = minStepsPerCharacter * Double(line.characters.count)
+            return line.characters.isEmpty || steps >= wanted ? nil : min(maxStretch, wanted / steps)
+        }
         /// Lines read with a lower mean character probability are dropped (noise the detector found).
         public var minLineConfidence = 0.5
         /// A picture in which no line is found is read whole, as one line (a word cropped tight, a curved
@@ -111,18 +122,9 @@ public final class SceneEngine: TextRecognizer {
             found[i].corners = [c[1], c[2], c[3], c[0]]
         }
         var lines: [(text: DetectedText, line: CTCDecoder.Line, usedFraction: Double)] = []
-        var start = 0
-        // Lines of similar shape are recognised together: each batch is as wide as its widest line.
-        let crops = found.map { crop(padded, $0) }
-        let order = crops.indices.sorted { Double(crops[$0].width) / Double(crops[$0].height) < Double(crops[$1].width) / Double(crops[$1].height) }
-        var decoded = [(CTCDecoder.Line, Double)?](repeating: nil, count: crops.count)
-        while start < order.count {
-            let batch = Array(order[start..<min(order.count, start + settings.batch)])
-            for (i, result) in zip(batch, try recognize(batch.map { crops[$0] })) { decoded[i] = result }
-            start += settings.batch
-        }
-        for (i, result) in decoded.enumerated() {
-            guard let (line, used) = result, !line.characters.isEmpty, line.confidence >= settings.minLineConfidence else { continue }
+        let decoded = try readLines(found.map { crop(padded, $0) })
+        for (i, (line, used)) in decoded.enumerated() {
+            guard !line.characters.isEmpty, line.confidence >= settings.minLineConfidence else { continue }
             var text = found[i]
             text.corners = text.corners.map { Point(x: $0.x - Double(margin.x), y: $0.y - Double(margin.y)) }
             lines.append((text, line, used))
@@ -134,7 +136,7 @@ public final class SceneEngine: TextRecognizer {
         let oneRow = lines.allSatisfy { a in lines.allSatisfy { b in min(a.text.maxY, b.text.maxY) > max(a.text.minY, b.text.minY) } }
         if lines.isEmpty || lineShaped && oneRow {
             let upright = picture.height >= 2 * picture.width
-            if let (line, used) = try recognize([upright ? picture.turnedCounterClockwise() : picture]).first, !line.characters.isEmpty {
+            if let (line, used) = try readLines([upright ? picture.turnedCounterClockwise() : picture]).first, !line.characters.isEmpty {
                 let read = lines.reduce(0.0) { $0 + $1.line.confidence * Double($1.line.characters.count) }
                     / Double(max(1, lines.reduce(0) { $0 + $1.line.characters.count }))
                 if lines.isEmpty ? line.confidence >= settings.wholePictureConfidence : line.confidence > read {
@@ -176,11 +178,41 @@ public final class SceneEngine: TextRecognizer {
         return picture.warped(c, width: max(1, Int(w)), height: max(1, Int(h)))
     }
 
-    /// Recognises a batch of line images; for each, the decoded line and the share of the input's
-    /// width its image filled.
-    func recognize(_ crops: [Pixels]) throws(SceneError) -> [(CTCDecoder.Line, Double)] {
+    /// Reads line images, those of similar shape together (each batch is as wide as its widest line).
+    /// CTC needs a time step for each character and a blank between two alike: a line read with fewer
+    /// than ``Settings/minStepsPerCharacter`` steps per character (handwriting written close, where the
+    /// recognizer's 8 pixels a step hold most of a letter) is read again stretched that far (at most
+    /// ``Settings/maxStretch``), and the more confident reading kept.
+    func readLines(_ crops: [Pixels]) throws(SceneError) -> [(CTCDecoder.Line, Double)] {
+        func batches(_ indices: [Int], stretch: [Int: Double]) throws(SceneError) -> [Int: (CTCDecoder.Line, Double)] {
+            let order = indices.sorted { Double(crops[$0].width) / Double(crops[$0].height) < Double(crops[$1].width) / Double(crops[$1].height) }
+            var read: [Int: (CTCDecoder.Line, Double)] = [:]
+            var start = 0
+            while start < order.count {
+                let batch = Array(order[start..<min(order.count, start + settings.batch)])
+                for (i, result) in zip(batch, try recognize(batch.map { crops[$0] }, stretch: batch.map { stretch[$0] ?? 1 })) { read[i] = result }
+                start += settings.batch
+            }
+            return read
+        }
+        var read = try batches(Array(crops.indices), stretch: [:])
+        var stretch: [Int: Double] = [:]
+        for (i, (line, used)) in read { stretch[i] = settings.stretch(line, usedFraction: used) }
+        if !stretch.isEmpty {
+            for (i, again) in try batches(Array(stretch.keys), stretch: stretch) where again.0.confidence > read[i]!.0.confidence {
+                read[i] = again
+            }
+        }
+        return crops.indices.map { read[$0]! }
+    }
+
+    /// Recognises a batch of line images, each widened by its `stretch`; for each, the decoded line and
+    /// the share of the input's width its image filled.
+    func recognize(_ crops: [Pixels], stretch: [Double]? = nil) throws(SceneError) -> [(CTCDecoder.Line, Double)] {
         let height = Self.lineHeight
-        let widths = crops.map { min(4096, Int((Double(height) * Double($0.width) / Double($0.height)).rounded(.up))) }
+        let widths = crops.indices.map { i in
+            min(4096, Int((Double(height) * Double(crops[i].width) / Double(crops[i].height) * (stretch?[i] ?? 1)).rounded(.up)))
+        }
         let inputWidth = max(Self.minLineWidth, widths.max() ?? 0)
         var input = [Float](repeating: 0, count: crops.count * 3 * height * inputWidth)
         for (i, crop) in crops.enumerated() {

@@ -168,6 +168,18 @@ import Testing
         #expect(slice == [Point(x: 20, y: 0), Point(x: 40, y: 0), Point(x: 40, y: 10), Point(x: 20, y: 10)])
     }
 
+    @Test func aLineReadWithTooFewStepsPerCharacterIsReadAgainWider() {
+        func line(_ characters: Int, steps: Int) -> CTCDecoder.Line {
+            CTCDecoder.Line(characters: (0..<characters).map { CTCDecoder.Character(text: "a", step: $0, confidence: 1) }, steps: steps)
+        }
+        let settings = SceneEngine.Settings()
+        // 64 steps, 80 % of them the line's: 51.2 steps for 28 characters, 2.5 wanted each.
+        #expect(abs((settings.stretch(line(28, steps: 64), usedFraction: 0.8) ?? 0) - 70 / 51.2) < 1e-9)
+        #expect(settings.stretch(line(40, steps: 64), usedFraction: 0.8) == 1.5)  // at most 1.5
+        #expect(settings.stretch(line(20, steps: 64), usedFraction: 0.8) == nil)  // 2.56 a character
+        #expect(settings.stretch(line(0, steps: 64), usedFraction: 1) == nil)
+    }
+
     @Test func marginsMakeALineShapedPictureTallEnough() {
         #expect(SceneEngine.margins(width: 400, height: 300) == (30, 30))
         #expect(SceneEngine.margins(width: 1600, height: 100) == (10, 50))
