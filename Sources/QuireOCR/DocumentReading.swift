@@ -24,6 +24,8 @@ extension Recognizer {
         let outputs = Set(request.outputs ?? [.result])
         let symbols = request.symbols ?? true
         var loadedEngine: (any TextRecognizer)?
+        let choice = try engineChoice(request, languages: languages)
+        var engineNames: [String] = []
         var decodeSeconds = 0.0, recognizeSeconds = 0.0
         var pages: [OCRResult.Page] = []
         var steps: [OCRResult.Step] = []
@@ -69,7 +71,9 @@ extension Recognizer {
                     decodeSeconds += Instant.now().seconds(since: t0)
                     // Loaded for the first page that needs OCR: a born-digital document needs none.
                     if loadedEngine == nil { loadedEngine = try engine(for: languages) }
-                    var read = try readPage(.rendered(image), number: number, request: request, mode: mode, outputs: outputs, engine: loadedEngine!)
+                    var read = try readPage(.rendered(image), number: number, request: request, mode: mode, outputs: outputs, engine: loadedEngine!,
+                                            choice: choice, languages: languages)
+                    if !engineNames.contains(read.engine) { engineNames.append(read.engine) }
                     read.page.resolution = Int(dpi)
                     decodeSeconds += read.prepareSeconds
                     recognizeSeconds += read.recognizeSeconds
@@ -89,7 +93,7 @@ extension Recognizer {
         var result = OCRResult(
             text: pages.map(\.text).joined(separator: "\u{0C}"),
             pages: pages,
-            metadata: .init(engine: loadedEngine?.engineName ?? "pdfium " + (PDFDocument.libraryVersion ?? "unknown build"), languages: languages.map(Languages.bcp47(forTesseract:)),
+            metadata: .init(engine: engineNames.isEmpty ? "pdfium " + (PDFDocument.libraryVersion ?? "unknown build") : engineNames.joined(separator: " + "), languages: languages.map(Languages.bcp47(forTesseract:)),
                             mode: mode.rawValue, format: "pdf", pageCount: document.pageCount,
                             timings: .init(decodeMs: decodeSeconds * 1_000, recognizeMs: recognizeSeconds * 1_000, encodeMs: 0),
                             steps: steps))

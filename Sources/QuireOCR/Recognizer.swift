@@ -120,11 +120,7 @@ public final class Recognizer {
         var pages: [OCRResult.Page] = []
         var allSteps: [OCRResult.Step] = []
 
-        let choice = request.engine ?? configuration.defaultEngine
-        if choice == .scene, !Self.sceneReads(languages) {
-            throw WireError(.unknownLanguage, "the scene engine reads Latin-script languages, Chinese and Japanese, not "
-                                + languages.filter { !Self.sceneLanguages.contains($0) }.joined(separator: ", ") + "; use engine tesseract or auto")
-        }
+        let choice = try engineChoice(request, languages: languages)
         var engineNames: [String] = []
         for number in pageNumbers {
             let pageHeader = pageHeaders[number] ?? header

@@ -26,6 +26,17 @@ extension Recognizer {
     /// Whether the scene engine reads every one of `languages`.
     public static func sceneReads(_ languages: [String]) -> Bool { languages.allSatisfy(sceneLanguages.contains) }
 
+    /// The engine the request asks for (the worker's default when it names none); `unknown_language`
+    /// for the scene engine with a language its models do not read.
+    func engineChoice(_ request: OCRRequest, languages: [String]) throws(WireError) -> OCRRequest.Engine {
+        let choice = request.engine ?? configuration.defaultEngine
+        if choice == .scene, !Self.sceneReads(languages) {
+            throw WireError(.unknownLanguage, "the scene engine reads Latin-script languages, Chinese and Japanese, not "
+                                + languages.filter { !Self.sceneLanguages.contains($0) }.joined(separator: ", ") + "; use engine tesseract or auto")
+        }
+        return choice
+    }
+
     /// This thread's scene engine, opened on first use and set to read `languages`; `engine_failure`
     /// when the runtime or the models are missing (the reason is kept: a worker without them does not
     /// try again per page).

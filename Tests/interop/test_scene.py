@@ -244,3 +244,17 @@ def test_cloud_vision_through_the_gateway_reads_the_sign_with_leaning_boxes(gate
         polygon = [{"x": v.x, "y": v.y} for v in annotation.bounding_poly.vertices]
         assert inside(polygon, centre), (annotation.description, polygon, centre)
         assert polygon[1]["y"] < polygon[0]["y"] - 5, "the box leans with the board"
+
+
+def test_a_scanned_pdf_page_goes_to_the_scene_engine_too(stack, sign):
+    # A PDF whose page is the sign's picture: rendered, then read as the picture is.
+    import io
+    img, _ = sign
+    buf = io.BytesIO()
+    img.save(buf, format="PDF", resolution=150)
+    for options in ({"engine": "scene"}, {}):
+        r = ocr(stack, options, buf.getvalue())
+        assert r["metadata"]["format"] == "pdf" and r["metadata"]["engine"].startswith("pp-ocr"), (options, r["metadata"])
+        assert r["text"] == "OPEN\nDAILY\n", options
+        (page,) = r["pages"]
+        assert [w["text"] for w in page_words(page)] == SIGN_LINES
