@@ -104,7 +104,7 @@ public final class SceneEngine: TextRecognizer {
 
     /// The margin the picture gets before detection: text that touches the edge (a photo cropped to
     /// one line or one word) is otherwise not found. A line-shaped picture gets enough above and
-    /// below to be a eighth as high as it is wide.
+    /// below to be an eighth as high as it is wide.
     static func margins(width: Int, height: Int) -> (x: Int, y: Int) {
         let margin = max(8, min(width, height) / 10)
         let lineShaped = max(0, (width / 8 - height) / 2)
