@@ -6,6 +6,8 @@ here: a sign on a brick wall, tilted, which Tesseract reads as nothing; a pictur
 Every result is validated against proto-json/ocr-result.schema.json, every error against error.schema.json.
 """
 
+import io
+import math
 import random
 
 import pytest
@@ -75,7 +77,6 @@ def sign_picture():
     ox, oy = (w - turned.width) // 2, (h - turned.height) // 2
     img.paste(turned, (ox, oy), turned)
     # Where the word centres went: turned about the board's centre, counter-clockwise on screen.
-    import math
     a = math.radians(TILT)
     placed = []
     for cx, cy in centres:
@@ -136,7 +137,6 @@ def test_scene_engine_reads_the_tilted_sign_word_by_word_where_it_stands(stack, 
     for word, centre in zip(words, centres):
         assert inside(word["polygon"], centre), (word["text"], word["polygon"], centre)
         # The polygon leans with the board: its top edge rises to the right by about the tilt.
-        import math
         p = word["polygon"]
         angle = math.degrees(math.atan2(p[0]["y"] - p[1]["y"], p[1]["x"] - p[0]["x"]))
         assert abs(angle - TILT) < 3, (word["text"], angle)
@@ -248,7 +248,6 @@ def test_cloud_vision_through_the_gateway_reads_the_sign_with_leaning_boxes(gate
 
 def test_a_scanned_pdf_page_goes_to_the_scene_engine_too(stack, sign):
     # A PDF whose page is the sign's picture: rendered, then read as the picture is.
-    import io
     img, _ = sign
     buf = io.BytesIO()
     img.save(buf, format="PDF", resolution=150)
