@@ -25,4 +25,18 @@ struct PageSource {
     static func rendered(_ image: Image) -> PageSource {
         PageSource(width: image.width, height: image.height, exif: 1, reducible: false) { _ throws(ImageError) in image }
     }
+
+    /// `image` (this page's pixels, at any scale) turned upright by the page's EXIF orientation, and the
+    /// map from the stored page to the upright one at the uploaded resolution.
+    func upright(_ image: Image) throws(ImageError) -> (image: Image, toUpright: Affine, quarterTurns: Int, mirrored: Bool) {
+        let (turns, mirror) = EXIFOrientation.correction(for: exif)
+        var image = image
+        var toUpright = Affine.rotation(quarterTurns: turns, width: Double(width), height: Double(height))
+        if turns != 0 { image = try image.rotated(quarterTurns: turns) }
+        if mirror {
+            toUpright = toUpright.then(.mirror(width: Double(turns % 2 == 1 ? height : width)))
+            image = try image.flippedHorizontally()
+        }
+        return (image, toUpright, turns, mirror)
+    }
 }

@@ -92,9 +92,7 @@ extension Recognizer {
         let uploadedPerProbe = Double(source.width) / Double(probe.width)
         // Glyphs are measured on the upright page: a sideways page's glyph heights are its glyphs'
         // widths, and the text's box is wanted in upright coordinates.
-        let (turns, mirror) = EXIFOrientation.correction(for: source.exif)
-        if turns != 0 { probe = try probe.rotated(quarterTurns: turns) }
-        if mirror { probe = try probe.flippedHorizontally() }
+        probe = try source.upright(probe).image
         let tones = try probe.tones()
         let (glyphs, standing, lying) = try probe.glyphs()
         let heights = glyphs.map(\.height).sorted()
@@ -166,19 +164,12 @@ extension Recognizer {
             let spread = configuration.evenLight ? try image.backgroundSpread() : nil
             // An unevenly lit page is darkened after the `light` step (see `preprocess`).
             if let tones, !Self.isUneven(spread, configuration) { try darkenInk(&image, tones: tones, steps: &steps) }
-            let uploadedWidth = Double(source.width)
             // Decoded pixels per uploaded pixel (fewer when a JPEG was decoded reduced).
-            let decodedPerUploaded = Double(image.width) / uploadedWidth
-            let (turns, mirror) = EXIFOrientation.correction(for: source.exif)
-            // Transform from stored (at uploaded resolution) to upright, then invert.
-            let storedWidth = uploadedWidth, storedHeight = Double(source.height)
-            var toUpright = Affine.rotation(quarterTurns: turns, width: storedWidth, height: storedHeight)
-            if turns != 0 { image = try image.rotated(quarterTurns: turns) }
-            if mirror {
-                let uprightWidth = turns % 2 == 1 ? storedHeight : storedWidth
-                toUpright = toUpright.then(.mirror(width: uprightWidth))
-                image = try image.flippedHorizontally()
-            }
+            let decodedPerUploaded = Double(image.width) / Double(source.width)
+            // Transform from stored (at uploaded resolution) to upright, inverted below.
+            let turned = try source.upright(image)
+            image = turned.image
+            let (toUpright, turns, mirror) = (turned.toUpright, turned.quarterTurns, turned.mirrored)
             // Documents are cropped to their text when that leaves out at least a fifth of the pixels,
             // before the page is enlarged or deskewed: neither spends time on the margins.
             var origin = (x: 0.0, y: 0.0)

@@ -17,10 +17,10 @@ extension Recognizer {
     /// What a worker with `configuration` reads photos with, for its start-up log: the runtime and the
     /// models' folder, or why the scene engine is off (`auto` then reads with Tesseract alone).
     public static func sceneStatus(_ configuration: OCRConfiguration) -> String {
-        guard let version = SceneEngine.runtimeVersion else { return "off: " + (SceneEngine.unavailableReason ?? "no runtime") }
+        guard SceneEngine.runtimeVersion != nil else { return sceneRuntime }
         let missing = ["det.onnx", "rec.onnx"].filter { !FileManager.default.fileExists(atPath: configuration.sceneModels + "/" + $0) }
-        guard missing.isEmpty else { return "off: no \(missing.joined(separator: " or ")) in \(configuration.sceneModels)" }
-        return "onnxruntime \(version), models in \(configuration.sceneModels)"
+        guard missing.isEmpty else { return "off, no \(missing.joined(separator: " or ")) in \(configuration.sceneModels)" }
+        return "\(sceneRuntime), models in \(configuration.sceneModels)"
     }
 
     /// Whether the scene engine reads every one of `languages`.
@@ -120,23 +120,17 @@ extension Recognizer {
     func readScenePage(_ source: PageSource, number: Int, outputs: Set<OCRRequest.Output>, symbols: Bool,
                        engine: SceneEngine) throws(WireError) -> PageRead {
         let t0 = Instant.now()
-        var image: Image
-        let (turns, mirror) = EXIFOrientation.correction(for: source.exif)
-        var toUpright = Affine.rotation(quarterTurns: turns, width: Double(source.width), height: Double(source.height))
+        let image: Image, toUpright: Affine, turns: Int, mirror: Bool
         do throws(ImageError) {
             var reduction = 1
             while source.reducible && reduction < 8 && max(source.width, source.height) / (reduction * 2) >= 2 * engine.settings.detectorMaxSide {
                 reduction *= 2
             }
-            image = try source.decode(reduction)
+            var decoded = try source.decode(reduction)
             // The detector looks at most at detectorMaxSide pixels; twice that is plenty for the line crops.
-            let largest = max(image.width, image.height), enough = 2 * engine.settings.detectorMaxSide
-            if largest > enough { image = try image.scaled(by: Double(enough) / Double(largest)) }
-            if turns != 0 { image = try image.rotated(quarterTurns: turns) }
-            if mirror {
-                toUpright = toUpright.then(.mirror(width: Double(turns % 2 == 1 ? source.height : source.width)))
-                image = try image.flippedHorizontally()
-            }
+            let largest = max(decoded.width, decoded.height), enough = 2 * engine.settings.detectorMaxSide
+            if largest > enough { decoded = try decoded.scaled(by: Double(enough) / Double(largest)) }
+            (image, toUpright, turns, mirror) = try source.upright(decoded)
         } catch {
             throw Self.wire(error)
         }

@@ -117,10 +117,7 @@ public final class SceneEngine: TextRecognizer {
         var found = try detect(padded)
         // A region standing upright is read turned a quarter counter-clockwise: its text's top-left
         // corner is the region's top-right one.
-        for i in found.indices where Self.standsUpright(found[i]) {
-            let c = found[i].corners
-            found[i].corners = [c[1], c[2], c[3], c[0]]
-        }
+        for i in found.indices where Self.standsUpright(found[i]) { found[i] = found[i].readDownward }
         var lines: [(text: DetectedText, line: CTCDecoder.Line, usedFraction: Double)] = []
         let decoded = try readLines(found.map { crop(padded, $0) })
         for (i, (line, used)) in decoded.enumerated() {
@@ -141,9 +138,8 @@ public final class SceneEngine: TextRecognizer {
                     / Double(max(1, lines.reduce(0) { $0 + $1.line.characters.count }))
                 if lines.isEmpty ? line.confidence >= settings.wholePictureConfidence : line.confidence > read {
                     let (w, h) = (Double(picture.width), Double(picture.height))
-                    let corners = upright ? [Point(x: w, y: 0), Point(x: w, y: h), Point(x: 0, y: h), Point(x: 0, y: 0)]
-                        : [Point(x: 0, y: 0), Point(x: w, y: 0), Point(x: w, y: h), Point(x: 0, y: h)]
-                    lines = [(DetectedText(corners: corners, score: 0), line, used)]
+                    let whole = DetectedText(corners: [Point(x: 0, y: 0), Point(x: w, y: 0), Point(x: w, y: h), Point(x: 0, y: h)], score: 0)
+                    lines = [(upright ? whole.readDownward : whole, line, used)]
                 }
             }
         }
@@ -173,9 +169,8 @@ public final class SceneEngine: TextRecognizer {
     /// The region straightened into a level line, read from its text's top-left corner (an upright
     /// region's corners already start from its top-right, ``read(_:symbols:)``).
     func crop(_ picture: Pixels, _ region: DetectedText) -> Pixels {
-        let c = region.corners
-        let w = max(c[0].distance(to: c[1]), c[3].distance(to: c[2])), h = max(c[0].distance(to: c[3]), c[1].distance(to: c[2]))
-        return picture.warped(c, width: max(1, Int(w)), height: max(1, Int(h)))
+        let (w, h) = region.size
+        return picture.warped(region.corners, width: max(1, Int(w)), height: max(1, Int(h)))
     }
 
     /// Reads line images, those of similar shape together (each batch is as wide as its widest line).
@@ -269,7 +264,7 @@ public final class SceneEngine: TextRecognizer {
                                                   children: words, corners: pairs(c)))
             }
             let text = elements.map(\.text).joined(separator: "\n")
-            let covering = box(lines[block[0]].text.corners + block.dropFirst().flatMap { lines[$0].text.corners })
+            let covering = box(block.flatMap { lines[$0].text.corners })
             let confidence = elements.map { $0.confidence ?? 0 }.reduce(0, +) / Double(elements.count)
             let paragraph = RecognizedElement(text: text, box: covering, confidence: confidence, children: elements)
             blocks.append(RecognizedElement(text: text, box: covering, confidence: confidence, children: [paragraph]))

@@ -15,6 +15,12 @@ public struct DetectedText: Sendable, Equatable {
          max(corners[0].distance(to: corners[3]), corners[1].distance(to: corners[2])))
     }
 
+    /// The same rectangle read from its top-right corner down: a line written top to bottom, whose
+    /// text's top-left corner is the rectangle's top-right one.
+    public var readDownward: DetectedText {
+        DetectedText(corners: [corners[1], corners[2], corners[3], corners[0]], score: score)
+    }
+
     public var minY: Double { corners.map(\.y).min()! }
     public var maxY: Double { corners.map(\.y).max()! }
     public var minX: Double { corners.map(\.x).min()! }

@@ -196,7 +196,7 @@ def test_an_unknown_engine_is_a_bad_request(stack, sign):
 def test_a_worker_without_the_models_reads_with_tesseract_and_says_so(bare_stack, sign):
     img, _ = sign
     log = bare_stack.processes[1].tail(100)
-    assert '"msg":"engines"' in log and "off: no det.onnx or rec.onnx in " in log, log
+    assert '"msg":"engines"' in log and "off, no det.onnx or rec.onnx in " in log, log
     r = ocr(bare_stack, {}, oi.png(img))
     assert r["metadata"]["engine"].startswith("tesseract")
     step = engine_step(r)
