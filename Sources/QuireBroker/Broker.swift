@@ -53,17 +53,10 @@ public final class Broker: Sendable {
         var lock: DataFolderLock?
         if let jobConfiguration = configuration.jobs, let uri = jobConfiguration.store {
             let opened = try PostgresJobStore(connectionString: uri)
-            let serving = try opened.takeOver(keepWaiting: { !stopRequested.load(ordering: .acquiring) }) {
-                logger.notice("another broker serves the job store: standing by to take over", metadata: ["store": opened.location])
-            }
-            guard serving else {
-                logger.notice("broker stopped while standing by", metadata: ["store": opened.location])
-                return
-            }
             jobs = try opened.recoverMachine(configuration: jobConfiguration, now: wallClockMilliseconds())
             store = opened
-            let active = jobs?.activeCount ?? 0
-            logger.notice("durable jobs on", metadata: ["store": opened.location, "active": String(active), "schema": String(opened.schemaVersion)])
+            logger.notice("durable jobs on, in a store brokers share", metadata: [
+                "store": opened.location, "schema": String(opened.schemaVersion), "broker": opened.brokerID])
         } else if let jobConfiguration = configuration.jobs {
             lock = try DataFolderLock(directory: jobConfiguration.directory)
             let opened = try JobStore(directory: jobConfiguration.directory, maxBytes: jobConfiguration.maxStoreBytes)
@@ -121,6 +114,15 @@ public final class Broker: Sendable {
         // The store's I/O on a thread of its own: its outcomes ring the same wake-up as stop().
         let storage = store.map { StorageThread(store: $0, wakeup: wakeup, logger: logger) }
         defer { storage?.stop() }
+        // A shared store: what the other brokers commit wakes this one (work to claim, jobs finished).
+        let listener = (store as? PostgresJobStore).flatMap { shared in
+            storage.map { storage in
+                StoreListener(connectionString: shared.connectionString, schema: shared.schema, logger: logger) { work, done in
+                    storage.post(.notified(work: work, done: done))
+                }
+            }
+        }
+        defer { listener?.stop() }
         var loop = Loop(machine: BrokerMachine(broker: state, jobs: jobs), socket: socket, storage: storage, logger: logger)
         let poller = Poller([.socket(socket, .readable), .descriptor(wakeup.descriptor, .readable)])
         var nextTick = Instant.now() + tickInterval
@@ -236,6 +238,16 @@ public final class Broker: Sendable {
                 return nil
             case .recoverJobs(let configuration):
                 storage?.submit(.recover(configuration))
+                return nil
+            case .claim(let claim):
+                guard let storage else { return .claimed(claim, .failure(JobStoreError(kind: .other, message: "no job store")), seconds: 0) }
+                storage.submit(.claim(claim))
+                return nil
+            case .renew(let ids, let until):
+                storage?.submit(.renew(ids, until: until))
+                return nil
+            case .maintain(let now):
+                storage?.submit(.maintain(now: now))
                 return nil
             }
         }

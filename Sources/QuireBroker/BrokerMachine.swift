@@ -22,17 +22,26 @@ struct BrokerMachine: Sendable {
         case shutdown
         /// What the store held for a ``Action/load(_:)``.
         case loaded(JobLoad, JobLoad.Result)
-        /// A ``Action/persist(_:)`` is on disk.
-        case committed(JobBatch)
+        /// A ``Action/persist(_:)`` is on disk (in a shared store, but for what the outcome names).
+        case committed(JobBatch, JobWriteOutcome)
         /// A ``Action/persist(_:)`` failed; nothing of it was written.
         case commitFailed(JobBatch, JobStoreError)
-        /// The store's connection is gone, and with it the broker's claim to the store: durable jobs
-        /// pause until ``jobsRecovered(_:)``.
+        /// The store's connection is gone: durable jobs pause until ``jobsRecovered(_:)`` (new ones are
+        /// refused; a shared store's jobs this broker's workers run stay its own while their leases last).
         case storeLost(JobStoreError)
-        /// The store is back and this broker serves it again: the jobs as the store has them now.
+        /// The store is back: durable jobs go on (a shared store's machine as it was; the services the
+        /// store knows are added).
         case jobsRecovered(JobMachine)
         /// A write on the store's thread (one transaction): how long it took, whether it committed.
         case storeWrote(seconds: Double, committed: Bool)
+        /// A shared store answered a ``Action/claim(_:)``.
+        case claimed(JobClaim, Result<[ClaimedJob], JobStoreError>, seconds: Double)
+        /// A shared store renewed the leases of `held`, of the jobs `asked` for (`nil`: it failed).
+        case renewed(asked: [String], held: Set<String>?)
+        /// A pass over a shared store is done (`nil`: it failed).
+        case maintained(JobMaintenance?)
+        /// Other brokers of a shared store committed work for these services, or finished these jobs.
+        case notified(work: Set<String>, done: Set<String>)
     }
 
     enum Action: Sendable, Equatable {
@@ -44,14 +53,17 @@ struct BrokerMachine: Sendable {
         case load(JobLoad)
         /// Delete finished jobs whose results expired at or before this wall-clock time.
         case sweep(before: Int64)
-        /// Reconnect to the store, take it over again (waiting while another broker serves it), and
-        /// send ``Event/jobsRecovered(_:)``.
+        /// Reconnect to the store (backing off while it cannot), and send ``Event/jobsRecovered(_:)``.
         case recoverJobs(JobConfiguration)
+        /// A shared store: claim jobs, renew leases, or make a pass (``JobMachine/Action``).
+        case claim(JobClaim)
+        case renew([String], until: Int64)
+        case maintain(now: Int64)
     }
 
     var broker: BrokerState
-    /// `nil` without a data folder, or while a lost store is being recovered: `titanic.*` then answers
-    /// `service_unavailable`.
+    /// `nil` without a data folder or store (`titanic.*` then answers `service_unavailable`), or while
+    /// a lost store of one broker is being recovered (a shared store's machine stays, paused).
     var jobs: JobMachine?
     /// Durable jobs are paused: the store was lost and is being recovered.
     private(set) var jobsPaused = false
@@ -94,35 +106,61 @@ struct BrokerMachine: Sendable {
             job(.endOfTurn(workers), now: now, wallClock: wallClock, random: &random, into: &actions)
         case .loaded(let load, let result):
             job(.loaded(load, result), now: now, wallClock: wallClock, random: &random, into: &actions)
-        case .committed(let batch):
+        case .committed(let batch, let outcome):
             let workers = broker.jobWorkers
-            job(.committed(batch, workers), now: now, wallClock: wallClock, random: &random, into: &actions)
+            job(.committed(batch, workers, outcome), now: now, wallClock: wallClock, random: &random, into: &actions)
         case .commitFailed(let batch, let error):
             let workers = broker.jobWorkers
             job(.commitFailed(batch, error, workers), now: now, wallClock: wallClock, random: &random, into: &actions)
         case .storeLost(let error):
-            guard let lost = jobs else { break }
+            guard let lost = jobs, !jobsPaused else { break }
             // Whatever is still being written can no longer be promised: its submitters hear so now.
+            // (A shared store's machine stays: the store's thread answers for those batches itself.)
             let workers = broker.jobWorkers
-            for batch in lost.writing { job(.commitFailed(batch, error, workers), now: now, wallClock: wallClock, random: &random, into: &actions) }
+            if !lost.configuration.shared {
+                for batch in lost.writing { job(.commitFailed(batch, error, workers), now: now, wallClock: wallClock, random: &random, into: &actions) }
+            }
             // Readers held waiting for a result hear `300` (not yet), as at a shutdown, and ask again.
             job(.shutdown, now: now, wallClock: wallClock, random: &random, into: &actions)
-            tagFloor = max(tagFloor, jobs?.nextTag ?? tagFloor)
-            jobs = nil
+            if lost.configuration.shared {
+                // The jobs this broker's workers run stay its own while their leases last: their
+                // outcomes are written, fenced, once the store is back.
+                jobs?.pause(true)
+            } else {
+                tagFloor = max(tagFloor, jobs?.nextTag ?? tagFloor)
+                jobs = nil
+            }
             jobsPaused = true
             broker.servesJobs = false
             broker.statistics.storeLost()
             actions.append(.log(.error, "lost the job store: durable jobs paused while it is recovered", ["error": error.description]))
             actions.append(.recoverJobs(lost.configuration))
         case .jobsRecovered(var recovered):
-            recovered.nextTag = max(recovered.nextTag, tagFloor)
-            jobs = recovered
+            if jobs?.configuration.shared == true {
+                jobs?.pause(false)
+                jobs?.knownServices.formUnion(recovered.knownServices)
+            } else {
+                recovered.nextTag = max(recovered.nextTag, tagFloor)
+                jobs = recovered
+            }
             jobsPaused = false
             broker.servesJobs = true
             broker.statistics.storeRecovered()
-            actions.append(.log(.notice, "job store recovered: durable jobs resumed", ["active": String(recovered.activeCount)]))
+            actions.append(.log(.notice, "job store recovered: durable jobs resumed", ["active": String(jobs?.activeCount ?? 0)]))
         case .storeWrote(let seconds, let committed):
             broker.statistics.storeWrote(seconds: seconds, committed: committed, now: now)
+        case .claimed(let claim, let result, let seconds):
+            let workers = broker.jobWorkers
+            job(.claimed(claim, result, seconds: seconds, workers), now: now, wallClock: wallClock, random: &random, into: &actions)
+        case .renewed(let asked, let held):
+            job(.renewed(asked: asked, held: held), now: now, wallClock: wallClock, random: &random, into: &actions)
+        case .maintained(let found):
+            let workers = broker.jobWorkers
+            job(.maintained(found, workers), now: now, wallClock: wallClock, random: &random, into: &actions)
+        case .notified(let work, let done):
+            guard !jobsPaused else { break }
+            let workers = broker.jobWorkers
+            job(.notified(work: work, done: done, workers), now: now, wallClock: wallClock, random: &random, into: &actions)
         }
         return actions
     }
@@ -137,7 +175,7 @@ struct BrokerMachine: Sendable {
             case .log(let level, let message, let metadata):
                 actions.append(.log(level, message, metadata))
             case .titanic(let peer, let dialect, let service, let body, let owner):
-                guard jobs != nil else {
+                guard jobs != nil, !jobsPaused else {
                     let error = jobsPaused
                         ? WireError(.serviceUnavailable, "durable jobs are paused at this broker: it lost its job store and is recovering it "
                                     + "(another broker may serve it meanwhile); nothing was stored", service: service)
@@ -173,6 +211,12 @@ struct BrokerMachine: Sendable {
                 actions.append(.load(load))
             case .sweep(let before):
                 actions.append(.sweep(before: before))
+            case .claim(let claim):
+                actions.append(.claim(claim))
+            case .renew(let ids, let until):
+                actions.append(.renew(ids, until: until))
+            case .maintain(let now):
+                actions.append(.maintain(now: now))
             case .log(let level, let message, let metadata):
                 actions.append(.log(level, message, metadata))
             case .dispatch(let tag, let service, let body):
@@ -213,6 +257,10 @@ extension BrokerStatistics {
         case .dead(let service, let job, let reason): jobDead(service: service, job: job, reason: reason)
         case .queueDepth(let service, let depth): setJobQueueDepth(service: service, depth)
         case .refused(let service, let code): errorSent(service: service, code: code)
+        case .claimed(_, let count, let seconds): storeClaimed(jobs: count, seconds: seconds, now: now)
+        case .leasesExpired(_, let count): store?.leasesExpired += count
+        case .leaseLost: store?.leasesLost += 1
+        case .fenceRefused: store?.fencedWritesRefused += 1
         }
     }
 }

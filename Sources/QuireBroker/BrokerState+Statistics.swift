@@ -59,7 +59,10 @@ extension BrokerState {
             store: statistics.store.map { store in
                 StatsSnapshot.StoreStats(kind: store.kind, state: store.recovering ? "recovering" : "serving", commits: store.commits,
                                          commitFailures: store.commitFailures, connectionsLost: store.connectionsLost,
-                                         recoveries: store.recoveries, commitSeconds: store.commitTime.summary(now: now))
+                                         recoveries: store.recoveries, commitSeconds: store.commitTime.summary(now: now),
+                                         claims: store.claims, claimedJobs: store.claimedJobs, leasesExpired: store.leasesExpired,
+                                         leasesLost: store.leasesLost, fencedWritesRefused: store.fencedWritesRefused,
+                                         claimSeconds: store.claimTime.summary(now: now))
             })
     }
 

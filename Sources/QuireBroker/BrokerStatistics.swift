@@ -65,13 +65,28 @@ public struct BrokerStatistics: Sendable {
         var connectionsLost = 0
         var recoveries = 0
         var commitTime: LatencyHistogram
+        // A store brokers share.
+        var claims = 0
+        var claimedJobs = 0
+        var leasesExpired = 0
+        var leasesLost = 0
+        var fencedWritesRefused = 0
+        var claimTime: LatencyHistogram
     }
 
     var store: StoreRecord?
 
     /// Counts the job store from now on (`kind`: `sqlite`, `postgresql`).
     mutating func keepStore(kind: String) {
-        store = StoreRecord(kind: kind, commitTime: LatencyHistogram(window: window))
+        store = StoreRecord(kind: kind, commitTime: LatencyHistogram(window: window), claimTime: LatencyHistogram(window: window))
+    }
+
+    /// A claim on a shared store that took `jobs` in `seconds`.
+    mutating func storeClaimed(jobs: Int, seconds: Double, now: Instant) {
+        guard store != nil else { return }
+        store?.claims += 1
+        store?.claimedJobs += jobs
+        store?.claimTime.record(seconds: seconds, now: now)
     }
 
     /// A write on the store's thread: one transaction that took `seconds`, committed or not.

@@ -64,6 +64,23 @@ public enum PrometheusRenderer {
             }
             out.sample("quire_store_commit_seconds_sum", [], l.sum)
             out.sample("quire_store_commit_seconds_count", [], Double(l.count))
+            out.family("quire_store_claims_total", "counter", "Claims on a shared job store for this broker's idle workers.")
+            out.sample("quire_store_claims_total", [], Double(store.claims))
+            out.family("quire_store_claimed_jobs_total", "counter", "Jobs this broker's claims took from a shared job store.")
+            out.sample("quire_store_claimed_jobs_total", [], Double(store.claimedJobs))
+            out.family("quire_store_lease_expiries_total", "counter", "Jobs of silent brokers whose leases this broker found run out, queued again or dead.")
+            out.sample("quire_store_lease_expiries_total", [], Double(store.leasesExpired))
+            out.family("quire_store_leases_lost_total", "counter", "Jobs this broker held that another broker took after its lease ran out.")
+            out.sample("quire_store_leases_lost_total", [], Double(store.leasesLost))
+            out.family("quire_store_fenced_writes_refused_total", "counter", "Writes about a job another broker holds now, refused by their fence.")
+            out.sample("quire_store_fenced_writes_refused_total", [], Double(store.fencedWritesRefused))
+            let c = store.claimSeconds
+            out.family("quire_store_claim_seconds", "summary", "How long a claim on a shared job store took (quantiles over the sliding window).")
+            for (q, v) in [("0.5", c.p50), ("0.9", c.p90), ("0.99", c.p99)] {
+                out.sample("quire_store_claim_seconds", [("quantile", q)], v ?? .nan)
+            }
+            out.sample("quire_store_claim_seconds_sum", [], c.sum)
+            out.sample("quire_store_claim_seconds_count", [], Double(c.count))
         }
         out.family("quire_broker_received_bytes_total", "counter", "Bytes of every message the broker received.")
         out.sample("quire_broker_received_bytes_total", [], Double(s.totals.bytesIn))

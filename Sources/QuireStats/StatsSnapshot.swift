@@ -64,9 +64,20 @@ public struct StatsSnapshot: Codable, Sendable, Equatable {
         public var recoveries: Int
         /// How long a write took on the store's thread, its commit included (the store's round trip).
         public var commitSeconds: LatencySummary
+        /// A store brokers share (PostgreSQL; 0 for SQLite): claims this broker made and the jobs they
+        /// took, claims of silent brokers whose leases this broker found run out, jobs it held that
+        /// another broker took after its own lease ran out, and its writes refused by their fence.
+        public var claims: Int
+        public var claimedJobs: Int
+        public var leasesExpired: Int
+        public var leasesLost: Int
+        public var fencedWritesRefused: Int
+        /// How long a claim took (the store's round trip for work).
+        public var claimSeconds: LatencySummary
 
         public init(kind: String, state: String, commits: Int, commitFailures: Int, connectionsLost: Int, recoveries: Int,
-                    commitSeconds: LatencySummary) {
+                    commitSeconds: LatencySummary, claims: Int = 0, claimedJobs: Int = 0, leasesExpired: Int = 0, leasesLost: Int = 0,
+                    fencedWritesRefused: Int = 0, claimSeconds: LatencySummary = LatencySummary()) {
             self.kind = kind
             self.state = state
             self.commits = commits
@@ -74,6 +85,12 @@ public struct StatsSnapshot: Codable, Sendable, Equatable {
             self.connectionsLost = connectionsLost
             self.recoveries = recoveries
             self.commitSeconds = commitSeconds
+            self.claims = claims
+            self.claimedJobs = claimedJobs
+            self.leasesExpired = leasesExpired
+            self.leasesLost = leasesLost
+            self.fencedWritesRefused = fencedWritesRefused
+            self.claimSeconds = claimSeconds
         }
     }
 

@@ -65,7 +65,7 @@ enum BrokerCommand {
 enum DurableJobOptions {
     static let store = Option(
         "store", variable: "QUIRE_STORE", JobConfiguration.storeValue,
-        help: "a PostgreSQL job store brokers on several machines share: one serves it, the others stand by to take over",
+        help: "a PostgreSQL job store that brokers on several machines serve together",
         defaultNote: "jobs.sqlite3 in the data folder")
 
     static func group(defaults: BrokerConfiguration, dataNote: String? = nil) -> OptionGroup {

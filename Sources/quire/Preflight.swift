@@ -63,7 +63,7 @@ struct Preflight {
     }
 
     /// Of several brokers (`--broker a,b`), the first that serves `service` now (`mmi.service` 200:
-    /// for `titanic.*`, one that keeps durable jobs, not one standing by or recovering its store), else
+    /// for `titanic.*`, one that keeps durable jobs, not one recovering its store), else
     /// the first that answers at all; each silent one is given ``patience``. Nil when none answers
     /// (the checks then say so).
     static func choose(among endpoints: [String], for service: String, configuration: ClientConfiguration) -> String? {

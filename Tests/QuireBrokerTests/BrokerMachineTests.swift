@@ -39,7 +39,7 @@ import Testing
                         rows[id]?.record = update.record
                         if update.reply != nil { rows[id]?.reply = update.reply }
                     }
-                    pending += machine.handle(.committed(batch), now: now, wallClock: wallClock, random: &random)
+                    pending += machine.handle(.committed(batch, JobWriteOutcome()), now: now, wallClock: wallClock, random: &random)
                 case .load(let load):
                     let result: JobLoad.Result
                     switch load {
@@ -51,7 +51,7 @@ import Testing
                     pending += machine.handle(.loaded(load, result), now: now, wallClock: wallClock, random: &random)
                 case .recoverJobs(let configuration):
                     recoveries.append(configuration)
-                case .log, .sweep:
+                case .log, .sweep, .claim, .renew, .maintain:
                     break
                 }
             }

@@ -25,7 +25,7 @@ import Testing
         #expect(batch.inserts.count == 1)
         #expect(batch.inserts.first?.request == [Array(#"{"image":1}"#.utf8)])
         #expect(batch.services == ["ocr"])
-        let after = rig.machine.handle(.committed(batch, rig.workers), now: rig.now, random: &rig.random)
+        let after = rig.machine.handle(.committed(batch, rig.workers, JobWriteOutcome()), now: rig.now, random: &rig.random)
         let reply = try #require(JobRig.replies(after).first)
         #expect(reply.status == "200")
         #expect(reply.body.count == 2)
@@ -316,11 +316,11 @@ import Testing
         // The key's read comes back first, from the store as it was.
         let answered = handle(.loaded(load, .record(stored)))
         #expect(JobRig.replies(answered).isEmpty, "not the closed job's id")
-        _ = handle(.committed(closing, rig.workers))
+        _ = handle(.committed(closing, rig.workers, JobWriteOutcome()))
         let next = handle(.endOfTurn(rig.workers))
         let inserting = try #require(next.compactMap { if case .persist(let batch) = $0 { batch } else { nil } }.first)
         #expect(inserting.inserts.count == 1)
-        let ack = JobRig.replies(handle(.committed(inserting, rig.workers))).first { $0.service == Titanic.request }
+        let ack = JobRig.replies(handle(.committed(inserting, rig.workers, JobWriteOutcome()))).first { $0.service == Titanic.request }
         #expect(ack?.status == "200" && ack?.body.last != first)
         #expect(machine.writing.isEmpty)
     }
@@ -345,7 +345,7 @@ import Testing
         // A third, while that insert is being written: no lookup, answered with the others.
         #expect(loads(handle(.request(peer: Array("c".utf8), dialect: .mdp02, service: Titanic.request, body: body, owner: "",
                                       workers: rig.workers))).isEmpty)
-        let answers = JobRig.replies(handle(.committed(batch, rig.workers))).filter { $0.service == Titanic.request }
+        let answers = JobRig.replies(handle(.committed(batch, rig.workers, JobWriteOutcome()))).filter { $0.service == Titanic.request }
         #expect(answers.map(\.peer).sorted() == ["a", "b", "c"])
         #expect(Set(answers.map { $0.body.last ?? [] }).count == 1, "one job")
         #expect(machine.insertedKeys.isEmpty && machine.lateSubmitters.isEmpty)

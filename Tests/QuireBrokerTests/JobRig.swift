@@ -1,3 +1,4 @@
+import QuireStats
 import QuireSupport
 import QuireWire
 
@@ -17,18 +18,55 @@ struct SeededRandom: RandomNumberGenerator {
 }
 
 /// A job store in memory: dictionaries that keep a batch, answer loads and recover as SQLite does
-/// (`JobStorageConformanceTests` holds both to the same promises).
+/// (`JobStorageConformanceTests` holds both to the same promises). `shared`: as PostgreSQL does for
+/// brokers that serve it together, with claims, leases and fenced writes (`SharedStoreTests` holds
+/// both to those).
 final class MemoryJobStorage: JobStorage {
     struct Row {
         var record: JobRecord
         var request: [[UInt8]]
         var reply: [[UInt8]]?
+        var leaseUntil: Int64?
+        var claimedBy: String?
     }
 
-    var rows: [String: Row] = [:]
-    var services: Set<String> = []
+    /// The rows, which brokers on one shared store see alike.
+    final class Table {
+        var rows: [String: Row] = [:]
+        var services: Set<String> = []
+        var sequence: Int64 = 0
+    }
+
+    private let table: Table
+    var rows: [String: Row] {
+        get { table.rows }
+        set { table.rows = newValue }
+    }
+    var services: Set<String> {
+        get { table.services }
+        set { table.services = newValue }
+    }
+    private var sequence: Int64 {
+        get { table.sequence }
+        set { table.sequence = newValue }
+    }
+    let shared: Bool
+    /// The broker whose claims these are, in a shared store.
+    let broker: String
+
+    init(shared: Bool = false, broker: String = "a", table: Table = Table()) {
+        self.shared = shared
+        self.broker = broker
+        self.table = table
+    }
+
+    /// The same rows, as another broker that serves them (its claims its own).
+    func asBroker(_ name: String) -> MemoryJobStorage {
+        MemoryJobStorage(shared: shared, broker: name, table: table)
+    }
 
     func recoverMachine(configuration: JobConfiguration, now: Int64) throws(JobStoreError) -> JobMachine {
+        if shared { return JobMachine(configuration: configuration, recovered: [], knownServices: services.sorted(), lastSequence: 0, now: now) }
         for (id, row) in rows where row.record.state == .running {
             rows[id]?.record.state = .queued
             rows[id]?.record.updatedAt = now
@@ -38,19 +76,112 @@ final class MemoryJobStorage: JobStorage {
                           lastSequence: rows.values.map(\.record.sequence).max() ?? 0, now: now)
     }
 
-    func write(_ batches: [JobBatch]) throws(JobStoreError) {
+    @discardableResult
+    func write(_ batches: [JobBatch]) throws(JobStoreError) -> JobWriteOutcome {
+        var outcome = JobWriteOutcome()
         for batch in batches {
             for change in batch.rowChanges {
                 switch change {
                 case .service(let name): services.insert(name)
                 case .delete(let id): rows[id] = nil
-                case .insert(let insert): rows[insert.record.id] = Row(record: insert.record, request: insert.request, reply: nil)
+                case .insert(let insert):
+                    var record = insert.record
+                    if shared {
+                        if let key = record.idempotencyKey,
+                           let existing = rows.values.first(where: { $0.record.owner == record.owner && $0.record.idempotencyKey == key }) {
+                            outcome.merged[record.id] = existing.record.id
+                            continue
+                        }
+                        sequence += 1
+                        record.sequence = sequence
+                    }
+                    rows[record.id] = Row(record: record, request: insert.request, reply: nil)
                 case .update(let update):
-                    rows[update.record.id]?.record = update.record
-                    if let reply = update.reply { rows[update.record.id]?.reply = reply }
+                    let id = update.record.id
+                    guard let row = rows[id] else {
+                        if update.fence != .none { outcome.refused.insert(id) }
+                        continue
+                    }
+                    switch update.fence {
+                    case .none: break
+                    case .attempt(let attempt):
+                        guard row.record.attempts == attempt, row.record.state == .running else { outcome.refused.insert(id); continue }
+                    case .active:
+                        guard row.record.state.isActive else { outcome.refused.insert(id); continue }
+                    }
+                    rows[id]?.record = update.record
+                    if update.fence != .none {
+                        rows[id]?.leaseUntil = nil
+                        rows[id]?.claimedBy = nil
+                    }
+                    if let reply = update.reply { rows[id]?.reply = reply }
                 }
             }
         }
+        return outcome
+    }
+
+    func claim(_ claim: JobClaim) throws(JobStoreError) -> [ClaimedJob] {
+        let ready = rows.values.filter {
+            $0.record.service == claim.service && $0.record.state == .queued && $0.record.notBefore <= claim.now && ($0.record.deadline ?? .max) > claim.now
+        }.sorted { ($0.record.priority.rawValue, $0.record.sequence) < ($1.record.priority.rawValue, $1.record.sequence) }
+        return ready.prefix(claim.count).map { row in
+            var record = row.record
+            record.state = .running
+            record.attempts += 1
+            record.startedAt = claim.now
+            record.updatedAt = claim.now
+            rows[record.id]?.record = record
+            rows[record.id]?.leaseUntil = claim.until
+            rows[record.id]?.claimedBy = broker
+            return ClaimedJob(record: record, request: row.request)
+        }
+    }
+
+    func renew(_ ids: [String], until: Int64) throws(JobStoreError) -> Set<String> {
+        var held: Set<String> = []
+        for id in ids where rows[id]?.record.state == .running && rows[id]?.claimedBy == broker {
+            rows[id]?.leaseUntil = until
+            held.insert(id)
+        }
+        return held
+    }
+
+    func maintain(now: Int64) throws(JobStoreError) -> JobMaintenance {
+        var found = JobMaintenance(services: services)
+        for (id, row) in rows.sorted(by: { $0.key < $1.key }) {
+            var record = row.record
+            if record.state == .running, let until = row.leaseUntil, until < now {
+                found.leasesExpired[record.service, default: 0] += 1
+                if record.attempts >= record.maxAttempts {
+                    record.state = .dead
+                    record.finishedAt = now
+                    record.expiresAt = now + record.resultTTL
+                    found.finished.append(id)
+                } else {
+                    record.state = .queued
+                }
+                record.updatedAt = now
+                rows[id]?.leaseUntil = nil
+                rows[id]?.claimedBy = nil
+            } else if record.state == .queued, let deadline = record.deadline, deadline <= now {
+                record.state = .expired
+                record.finishedAt = now
+                record.expiresAt = now + record.resultTTL
+                found.finished.append(id)
+            }
+            rows[id]?.record = record
+            if record.state == .queued {
+                var depth = found.depth[record.service] ?? PriorityDepth()
+                switch record.priority {
+                case .high: depth.high += 1
+                case .normal: depth.normal += 1
+                case .low: depth.low += 1
+                }
+                found.depth[record.service] = depth
+            }
+        }
+        return found
     }
 
     func load(_ load: JobLoad) -> JobLoad.Result {
@@ -80,7 +211,7 @@ struct JobRig {
     var now: Int64 = 1_700_000_000_000
     var random = SeededRandom(state: 42)
     var workers = JobWorkers(services: ["ocr"], capacity: [:])
-    let storage = MemoryJobStorage()
+    let storage: MemoryJobStorage
     var rows: [String: Row] {
         get { storage.rows }
         nonmutating set { storage.rows = newValue }
@@ -91,14 +222,16 @@ struct JobRig {
     /// Everything the rig carried out itself, for tests that look at the plumbing.
     var persisted: [JobBatch] = []
     var loads: [JobLoad] = []
+    var claims: [JobClaim] = []
 
     static let configuration = JobConfiguration(
         directory: "/nonexistent", services: ["ocr"], maxActiveJobs: 100, maxActiveBytes: 1 << 20, defaultMaxAttempts: 3,
         defaultResultTTL: 60_000, maxResultTTL: 3_600_000, retryBase: 1_000, retryCap: 60_000, lease: 10_000, sweepInterval: 10_000,
         maxWait: 30_000)
 
-    init(configuration: JobConfiguration = JobRig.configuration, recovered: [JobRecord] = []) {
+    init(configuration: JobConfiguration = JobRig.configuration, recovered: [JobRecord] = [], storage: MemoryJobStorage = MemoryJobStorage()) {
         machine = JobMachine(configuration: configuration, recovered: recovered, knownServices: [], lastSequence: 0, now: now)
+        self.storage = storage
     }
 
     mutating func advance(ms: Int64) { now += ms }
@@ -118,9 +251,19 @@ struct JobRig {
                 if failWrites {
                     pending += machine.handle(.commitFailed(batch, JobStoreError(kind: .full, message: "disk full"), workers), now: now, random: &random)
                 } else {
-                    try? storage.write([batch])
-                    pending += machine.handle(.committed(batch, workers), now: now, random: &random)
+                    let outcome = (try? storage.write([batch])) ?? JobWriteOutcome()
+                    pending += machine.handle(.committed(batch, workers, outcome), now: now, random: &random)
                 }
+            case .claim(let claim):
+                claims.append(claim)
+                let taken = Result<[ClaimedJob], JobStoreError> { () throws(JobStoreError) -> [ClaimedJob] in try storage.claim(claim) }
+                pending += machine.handle(.claimed(claim, taken, seconds: 0.001, workers), now: now, random: &random)
+            case .renew(let ids, let until):
+                let held = (try? storage.renew(ids, until: until)) ?? []
+                pending += machine.handle(.renewed(asked: ids, held: held), now: now, random: &random)
+            case .maintain(let at):
+                let found = (try? storage.maintain(now: at)) ?? JobMaintenance()
+                pending += machine.handle(.maintained(found, workers), now: now, random: &random)
             case .load(let load):
                 loads.append(load)
                 pending += machine.handle(.loaded(load, storage.load(load)), now: now, random: &random)

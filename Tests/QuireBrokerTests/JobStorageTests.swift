@@ -1,4 +1,5 @@
 import Foundation
+import QuireStats
 import QuireSupport
 import QuireWire
 import Synchronization
@@ -9,10 +10,15 @@ import ZeroMQ
 
 /// The promises every job store keeps, held against each: SQLite on disk (``JobStore``), PostgreSQL
 /// (``PostgresJobStore``, on the server `scripts/test` starts) and the one in memory the machine's tests
-/// run on (``MemoryJobStorage``).
+/// run on (``MemoryJobStorage``), alone and as a store brokers share. Stores of one broker recover
+/// every job at a restart; shared ones keep the store's queue, claimed from with leases and fences.
 @Suite("Job storage: every store keeps the same promises")
 struct JobStorageConformanceTests {
-    enum Kind: String, CaseIterable, Sendable { case sqlite, postgresql, memory }
+    enum Kind: String, CaseIterable, Sendable {
+        case sqlite, postgresql, memory, sharedMemory
+        static let oneBroker: [Kind] = [.sqlite, .memory]
+        static let shared: [Kind] = [.postgresql, .sharedMemory]
+    }
 
     /// A fresh store of `kind`, and a way to open it again as a restarted broker would.
     final class Subject {
@@ -30,10 +36,18 @@ struct JobStorageConformanceTests {
                 let made = try TestSchema()
                 schema = made
                 store = try made.servingStore()
-            case .memory:
-                let made = MemoryJobStorage()
+            case .memory, .sharedMemory:
+                let made = MemoryJobStorage(shared: kind == .sharedMemory)
                 memory = made
                 store = made
+            }
+        }
+
+        /// A second broker on the same store (a shared one).
+        func otherBroker() throws -> any JobStorage {
+            switch kind {
+            case .postgresql: return try schema!.servingStore()
+            default: return memory!.asBroker("b")
             }
         }
 
@@ -43,10 +57,8 @@ struct JobStorageConformanceTests {
             case .sqlite:
                 store = try JobStore(directory: directory)
             case .postgresql:
-                // The old connection goes first, and its lock with it, as when a broker stops.
-                store = MemoryJobStorage()
                 store = try schema!.servingStore()
-            case .memory:
+            case .memory, .sharedMemory:
                 break  // the same dictionaries: what memory keeps across a "restart" is what it held
             }
             return store
@@ -99,7 +111,7 @@ struct JobStorageConformanceTests {
         #expect(framesOf(store.load(.request(id: "b"))) == [Array("{}".utf8), Array("b".utf8)])
     }
 
-    @Test("a restart finds the active jobs, running ones queued again, the services seen and the last sequence", arguments: Kind.allCases)
+    @Test("a restart finds the active jobs, running ones queued again, the services seen and the last sequence", arguments: Kind.oneBroker)
     func recovery(kind: Kind) throws {
         let subject = try Subject(kind)
         try insert(record("first", sequence: 1), record("second", sequence: 2), record("third", sequence: 3), into: subject.store, services: ["ocr"])
@@ -144,6 +156,109 @@ struct JobStorageConformanceTests {
         #expect(recordOf(subject.store.load(.job(id: "active", then: Self.lookup)))?.id == "active")
         #expect(try subject.store.sweepExpired(now: 3_000) == 0)
     }
+
+    // MARK: - Stores brokers share
+
+    func claim(_ store: any JobStorage, _ count: Int, at now: Int64 = 2_000, lease: Int64 = 10_000) throws -> [String] {
+        try store.claim(JobClaim(service: "ocr", count: count, now: now, until: now + lease)).map(\.record.id)
+    }
+
+    @Test("a shared store's broker starts holding no job: the store keeps the queue, and the services seen", arguments: Kind.shared)
+    func sharedStart(kind: Kind) throws {
+        let subject = try Subject(kind)
+        try insert(record("first", sequence: 1), into: subject.store, services: ["ocr"])
+        let machine = try subject.reopen().recoverMachine(configuration: Self.configuration, now: 5_000)
+        #expect(machine.active.isEmpty && machine.knownServices.contains("ocr"))
+        #expect(try claim(subject.store, 5) == ["first"])
+    }
+
+    @Test("claims take high priority first, then the oldest; never a job waiting for its retry or past its deadline; each once", arguments: Kind.shared)
+    func claims(kind: Kind) throws {
+        let subject = try Subject(kind)
+        var high = record("high", sequence: 0)
+        high.priority = .high
+        var later = record("later", sequence: 0)
+        later.notBefore = 9_000
+        var late = record("late", sequence: 0)
+        late.deadline = 1_500
+        try insert(record("old", sequence: 0), record("new", sequence: 0), high, later, late, into: subject.store)
+        let first = try subject.store.claim(JobClaim(service: "ocr", count: 2, now: 2_000, until: 12_000))
+        #expect(first.map(\.record.id) == ["high", "old"])
+        #expect(first.allSatisfy { $0.record.state == .running && $0.record.attempts == 1 && $0.record.startedAt == 2_000 })
+        #expect(first.first?.request == [Array("{}".utf8), Array("high".utf8)])
+        #expect(try claim(subject.otherBroker(), 5) == ["new"], "another broker takes what is left, not what was claimed")
+        #expect(try claim(subject.store, 5, at: 9_000) == ["later"], "a retry is claimed once its time came")
+    }
+
+    @Test("an update fenced by its attempt lands while the attempt is the job's; a newer attempt, a cancel or a close refuse it", arguments: Kind.shared)
+    func fences(kind: Kind) throws {
+        let subject = try Subject(kind)
+        try insert(record("a", sequence: 0), record("b", sequence: 0), record("c", sequence: 0), into: subject.store)
+        let claimed = try subject.store.claim(JobClaim(service: "ocr", count: 3, now: 2_000, until: 3_000))
+        func finished(_ id: String, _ state: JobState = .done) -> JobRecord {
+            var job = claimed.first { $0.record.id == id }!.record
+            job.state = state
+            job.finishedAt = 2_500
+            job.expiresAt = 90_000
+            return job
+        }
+        // b's lease runs out; another broker's pass queues it again and claims it: attempt 2.
+        #expect(try subject.otherBroker().renew(["b"], until: 9_000).isEmpty, "only the claiming broker renews")
+        #expect(try subject.store.renew(["a", "c"], until: 9_000) == ["a", "c"])
+        #expect(try subject.otherBroker().maintain(now: 3_500).leasesExpired == ["ocr": 1])
+        _ = try claim(subject.otherBroker(), 1, at: 3_600)
+        var batch = JobBatch()
+        batch.updates["b"] = JobBatch.Update(record: finished("b"), reply: [Array("late".utf8)], fence: .attempt(1))
+        batch.updates["a"] = JobBatch.Update(record: finished("a", .cancelled), reply: nil, fence: .active)
+        try insert(record("d", sequence: 0), into: subject.store)
+        var close = JobBatch()
+        close.deletions = ["d"]
+        try subject.store.write([close])
+        batch.updates["d"] = JobBatch.Update(record: record("d", state: .cancelled, sequence: 0), reply: nil, fence: .active)
+        let outcome = try subject.store.write([batch])
+        #expect(outcome.refused == ["b", "d"], "b is attempt 2's, d was closed; a's cancel landed")
+        let b = recordOf(subject.store.load(.job(id: "b", then: Self.lookup)))
+        #expect(b?.state == .running && b?.attempts == 2, "the late write of attempt 1 did not overwrite attempt 2")
+        #expect(recordOf(subject.store.load(.job(id: "a", then: Self.lookup)))?.state == .cancelled)
+    }
+
+    @Test("a pass queues again jobs whose lease ran out (dead with no attempt left), expires queued jobs past their deadline, counts the queue", arguments: Kind.shared)
+    func maintenance(kind: Kind) throws {
+        let subject = try Subject(kind)
+        var once = record("once", sequence: 0)
+        once.maxAttempts = 1
+        var soon = record("soon", sequence: 0)
+        soon.deadline = 50_000
+        var low = record("low", sequence: 0)
+        low.priority = .low
+        try insert(record("twice", sequence: 0), once, into: subject.store)
+        #expect(try claim(subject.store, 2).count == 2)
+        try insert(soon, low, into: subject.store)
+        #expect(try subject.store.renew(["twice", "once"], until: 20_000) == ["twice", "once"])
+        let early = try subject.otherBroker().maintain(now: 19_000)
+        #expect(early.leasesExpired.isEmpty && early.finished.isEmpty, "leases renewed are held")
+        #expect(early.depth["ocr"] == PriorityDepth(high: 0, normal: 1, low: 1))
+        let found = try subject.otherBroker().maintain(now: 50_000)
+        #expect(found.leasesExpired == ["ocr": 2])
+        #expect(Set(found.finished) == ["once", "soon"])
+        #expect(found.depth["ocr"] == PriorityDepth(high: 0, normal: 1, low: 1), "twice is queued again, soon expired")
+        #expect(recordOf(subject.store.load(.job(id: "once", then: Self.lookup)))?.state == .dead)
+        #expect(recordOf(subject.store.load(.job(id: "soon", then: Self.lookup)))?.state == .expired)
+        #expect(recordOf(subject.store.load(.job(id: "twice", then: Self.lookup)))?.attempts == 1, "the attempt counts")
+    }
+
+    @Test("a new job whose key another broker's job took is that job: not written, named in the outcome", arguments: Kind.shared)
+    func keysAcrossBrokers(kind: Kind) throws {
+        let subject = try Subject(kind)
+        try insert(record("theirs", sequence: 0, key: "k", owner: "alice"), into: subject.otherBroker())
+        var batch = JobBatch()
+        batch.inserts = [JobBatch.Insert(record: record("mine", sequence: 0, key: "k", owner: "alice"), request: [[1]], submitters: []),
+                         JobBatch.Insert(record: record("bobs", sequence: 0, key: "k", owner: "bob"), request: [[1]], submitters: [])]
+        let outcome = try subject.store.write([batch])
+        #expect(outcome.merged == ["mine": "theirs"])
+        #expect(recordOf(subject.store.load(.job(id: "mine", then: Self.lookup))) == nil)
+        #expect(recordOf(subject.store.load(.job(id: "bobs", then: Self.lookup)))?.id == "bobs")
+    }
 }
 
 /// The store's thread: work done in the order handed over, its outcomes rung back, everything finished
@@ -161,13 +276,14 @@ struct StorageThreadTests {
             JobMachine(configuration: configuration, recovered: [], knownServices: [], lastSequence: 0, now: now)
         }
 
-        func write(_ batches: [JobBatch]) throws(JobStoreError) {
+        func write(_ batches: [JobBatch]) throws(JobStoreError) -> JobWriteOutcome {
             if batches.contains(where: { $0.now == 10 }) {
                 entered.signal()
                 gate.wait()
             }
             calls.withLock { $0.append("write " + batches.map { String($0.now) }.joined(separator: "+")) }
             if batches.contains(where: { $0.now == 2 }) { throw JobStoreError(kind: .full, message: "disk full") }
+            return JobWriteOutcome()
         }
 
         func load(_ load: JobLoad) -> JobLoad.Result {
@@ -203,7 +319,7 @@ struct StorageThreadTests {
         let events = answered.filter { if case .storeWrote = $0 { false } else { true } }
         #expect(events.count == 3, "a sweep answers nothing")
         guard events.count == 3 else { return }
-        if case .committed(let batch) = events[0] { #expect(batch.now == 1) } else { Issue.record("not committed: \(events[0])") }
+        if case .committed(let batch, _) = events[0] { #expect(batch.now == 1) } else { Issue.record("not committed: \(events[0])") }
         if case .loaded(.request(let id), .frames(nil)) = events[1] { #expect(id == "x") } else { Issue.record("not loaded: \(events[1])") }
         if case .commitFailed(let batch, let error) = events[2] { #expect(batch.now == 2 && error.kind == .full) } else {
             Issue.record("not a failed commit: \(events[2])")
@@ -230,7 +346,7 @@ struct StorageThreadTests {
         store.gate.signal()
         thread.waitUntilIdle()
         #expect(store.calls.withLock { $0 } == ["write 10", "write 11+12+13"])
-        let committed = thread.takeEvents().compactMap { event -> Int64? in if case .committed(let batch) = event { batch.now } else { nil } }
+        let committed = thread.takeEvents().compactMap { event -> Int64? in if case .committed(let batch, _) = event { batch.now } else { nil } }
         #expect(committed == [10, 11, 12, 13])
         thread.stop()
     }

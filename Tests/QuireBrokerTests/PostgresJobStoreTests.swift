@@ -19,20 +19,16 @@ final class TestSchema {
         scratch = try PostgresScratchSchema(server: server, prefix: "test")
     }
 
-    /// A store that has taken the schema over (as a broker that serves it), failing rather than waiting.
+    /// A store on the schema, as a broker that serves it opens it (migrated at once).
     func servingStore() throws -> PostgresJobStore {
-        let store = try PostgresJobStore(connectionString: uri)
-        guard try store.takeOver(keepWaiting: { false }, onWait: {}) else {
-            throw JobStoreError(kind: .busy, message: "another store serves \(name)")
-        }
-        return store
+        try PostgresJobStore(connectionString: uri)
     }
 
     /// Runs SQL on the server as the test's administrator (not the store's connection).
     func execute(_ sql: String) throws { try scratch.execute(sql) }
 }
 
-@Suite("PostgreSQL job store: one broker serves it, the others stand by, a lost connection stops it")
+@Suite("PostgreSQL job store: brokers serve it together, claims never overlap, a lost connection says so")
 struct PostgresJobStoreTests {
     func record(_ id: String, sequence: Int64) -> JobRecord {
         JobRecord(id: id, service: "ocr", owner: "", idempotencyKey: nil, priority: .normal, state: .queued, attempts: 0, maxAttempts: 3,
@@ -47,28 +43,42 @@ struct PostgresJobStoreTests {
         return [batch]
     }
 
-    @Test("a second broker on the store stands by until the first's session ends, then takes over with every job")
-    func standby() throws {
+    /// Queued jobs in the store, as a broker's pass counts them.
+    func queued(_ store: PostgresJobStore) throws -> Int {
+        try store.maintain(now: 1_000).depth.values.reduce(0) { $0 + $1.high + $1.normal + $1.low }
+    }
+
+    @Test("brokers claiming at the same moment take different jobs (SKIP LOCKED), and together every one")
+    func concurrentClaims() async throws {
         let schema = try TestSchema()
-        var first: PostgresJobStore? = try schema.servingStore()
-        try first!.write(batch(record("a", sequence: 1)))
-
-        let second = try PostgresJobStore(connectionString: schema.uri)
-        var waited = 0
-        var told = false
-        let tookOver = try second.takeOver(interval: Milliseconds(20), keepWaiting: {
-            waited += 1
-            if waited == 3 { first = nil }  // the serving broker stops: its connection, and the lock, go
-            return waited < 200
-        }, onWait: { told = true })
-        #expect(tookOver && told, "it waited, said so once, and took over")
-        #expect(first == nil)
-        let machine = try second.recoverMachine(configuration: JobRig.configuration, now: 2_000)
-        #expect(Set(machine.active.keys) == ["a"])
-        #expect(machine.lastSequence == 1)
-
-        let third = try PostgresJobStore(connectionString: schema.uri)
-        #expect(try third.takeOver(keepWaiting: { false }, onWait: {}) == false, "one broker serves a store at a time")
+        let writer = try schema.servingStore()
+        var many = JobBatch()
+        many.now = 1_000
+        many.inserts = (1...200).map { JobBatch.Insert(record: record("job-\($0)", sequence: 0), request: [[1]], submitters: []) }
+        try writer.write([many])
+        let uri = schema.uri
+        // Four brokers, each claiming 10 at a time on its own connection and thread until none is left.
+        let taken = try await withThrowingTaskGroup(of: [String].self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    let store = try PostgresJobStore(connectionString: uri)
+                    var mine: [String] = []
+                    while true {
+                        let jobs = try store.claim(JobClaim(service: "ocr", count: 10, now: 2_000, until: 60_000))
+                        if jobs.isEmpty { return mine }
+                        #expect(jobs.allSatisfy { $0.record.state == .running && $0.record.attempts == 1 && $0.request == [[1]] })
+                        mine += jobs.map(\.record.id)
+                    }
+                }
+            }
+            var all: [[String]] = []
+            for try await ids in group { all.append(ids) }
+            return all
+        }
+        let every = taken.flatMap { $0 }
+        #expect(every.count == 200, "no job claimed twice")
+        #expect(Set(every) == Set((1...200).map { "job-\($0)" }), "every job claimed")
+        #expect(try queued(writer) == 0)
     }
 
     @Test("stores in different schemas of one database are served by brokers of their own")
@@ -78,7 +88,8 @@ struct PostgresJobStoreTests {
         let a = try one.servingStore()
         let b = try two.servingStore()
         try a.write(batch(record("in-one", sequence: 1)))
-        #expect(try b.recoverMachine(configuration: JobRig.configuration, now: 2_000).active.isEmpty)
+        #expect(try b.claim(JobClaim(service: "ocr", count: 10, now: 2_000, until: 60_000)).isEmpty)
+        #expect(try a.claim(JobClaim(service: "ocr", count: 10, now: 2_000, until: 60_000)).map(\.record.id) == ["in-one"])
     }
 
     @Test("a connection the server ends is a lost store: writes, reads and sweeps say so, and nothing lands")
@@ -99,8 +110,8 @@ struct PostgresJobStoreTests {
         #expect(throws: JobStoreError.self) { try store.sweepExpired(now: 5_000) }
 
         let next = try schema.servingStore()
-        let machine = try next.recoverMachine(configuration: JobRig.configuration, now: 2_000)
-        #expect(Set(machine.active.keys) == ["before"], "the write after the loss did not land")
+        #expect(try next.claim(JobClaim(service: "ocr", count: 10, now: 2_000, until: 60_000)).map(\.record.id) == ["before"],
+                "the write after the loss did not land")
     }
 
     @Test("the schema is migrated once, recorded, and a newer schema than the broker knows is refused")
@@ -130,6 +141,8 @@ struct PostgresJobStoreTests {
         guard case .record(let read) = store.load(.job(id: odd.id, then: JobStorageConformanceTests.lookup)) else {
             Issue.record("not read back"); return
         }
+        #expect(read?.sequence == 1, "the order is the store's")
+        odd.sequence = 1
         #expect(read == odd)
         guard case .frames(let frames) = store.load(.request(id: odd.id)) else { Issue.record("no request"); return }
         #expect(frames == [Array(0...255), [], [0]])
@@ -144,7 +157,7 @@ struct PostgresJobStoreTests {
         var big = JobBatch()
         big.inserts = many.map { JobBatch.Insert(record: $0, request: [Array($0.id.utf8)], submitters: []) }
         try store.write([big])
-        #expect(try store.recoverMachine(configuration: JobRig.configuration, now: 2_000).active.count == 600)
+        #expect(try queued(store) == 600)
 
         // A batch whose 300th statement fails (a job id already stored): the 299 before it are undone.
         var failing = JobBatch()
@@ -158,7 +171,7 @@ struct PostgresJobStoreTests {
         }
         // The connection left pipeline mode and its transaction: the next batch is written.
         try store.write(batch(record("after", sequence: 901)))
-        #expect(try store.recoverMachine(configuration: JobRig.configuration, now: 3_000).active.count == 601)
+        #expect(try queued(store) == 601)
     }
 
     @Test("where the store is, for logs, names no password")

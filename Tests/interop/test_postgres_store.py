@@ -1,8 +1,11 @@
-"""Durable jobs in a PostgreSQL store that brokers on several machines share (`quire broker --store`).
+"""Durable jobs in a PostgreSQL store that brokers on several machines serve together (`quire broker
+--store`).
 
-One broker serves the store at a time; another started on it stands by and takes over when the first
-is gone (SIGKILLed, or its database session ended), with every accepted job. The store is the test
-server `scripts/test` starts (`QUIRE_TEST_POSTGRES`); each test gets a schema of its own.
+Every broker accepts jobs and answers for any job; each claims queued jobs for its own idle workers,
+holds a lease it renews, and writes results fenced by the attempt: a broker SIGKILLed, cut off or
+whose session ends loses no accepted job, and a late write of one cut off cannot overwrite a newer
+attempt. The store is the test server `scripts/test` starts (`QUIRE_TEST_POSTGRES`); each test gets a
+schema of its own. Leases are 2 s here (15 s by default), so that what a silent broker held moves on soon.
 """
 
 import json
@@ -38,40 +41,40 @@ def store():
     psql("DROP SCHEMA %s CASCADE" % schema)
 
 
-def start_store_broker(ctx, procs, tmp_path, store, name, serving=True):
-    """A broker on `store`; waits until it serves (or, serving=False, until it says it stands by)."""
-    port = free_port()
+LEASE_MS = 2000
+
+
+def start_store_broker(ctx, procs, tmp_path, store, name, port=None):
+    """A broker on `store` (on `port`, to restart one where its clients and workers expect it); waits
+    until it serves."""
+    port = port or free_port()
     url = "tcp://127.0.0.1:%d" % port
     argv = [QUIRE_BIN, "broker", "--bind", url, "--store", store, "--auth", "off", "--heartbeat-interval-ms", str(HB_MS),
-            "--heartbeat-liveness", str(LIVENESS), "--request-timeout-ms", "5000"]
-    p = Proc(argv, tmp_path / ("%s-%d.log" % (name, port)))
+            "--heartbeat-liveness", str(LIVENESS), "--request-timeout-ms", "5000", "--store-lease-ms", str(LEASE_MS),
+            "--store-poll-ms", "250"]
+    p = Proc(argv, tmp_path / ("%s-%d-%d.log" % (name, port, len(procs))))
     procs.append(p)
-    p.url, p.port = url, port
-    if serving:
-        wait_until(lambda: (not p.alive()) or try_mmi(ctx, url, b"echo") is not None, 15, what="%s serving" % name)
-    else:
-        wait_until(lambda: (not p.alive()) or b"standing by" in open(p.log_path, "rb").read(), 15, what="%s standing by" % name)
+    p.url, p.port, p.name = url, port, name
+    wait_until(lambda: (not p.alive()) or try_mmi(ctx, url, b"echo") is not None, 15, what="%s serving" % name)
     assert p.alive(), "%s exited: %s" % (name, p.log_tail())
     return p
 
 
-def lock_holder(store):
-    """The server process of the session that holds the advisory lock of the broker serving `store`
-    (its second key is the schema's name hashed)."""
-    return psql("SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objid::bigint = (hashtext('%s')::bigint & 4294967295)"
-                % store_schema(store))
+def killed(broker):
+    broker.p.send_signal(signal.SIGKILL)
+    broker.p.wait(timeout=5)
 
 
-def killed_and_taken_back(ctx, serving, standby, expected):
-    """SIGKILLs the serving broker; the one that recovers a lost store (standing by for it) takes it
-    back and answers every expected result. Returns a client on it."""
-    serving.p.send_signal(signal.SIGKILL)
-    serving.p.wait(timeout=5)
-    wait_until(lambda: b"durable jobs resumed" in open(standby.log_path, "rb").read(), 20, what="the store taken back")
-    t = Titanic(ctx, standby.url)
-    for job_id, want in expected.items():
-        assert t.result(job_id, timeout=30) == want
-    return t
+def schema_of(store):
+    return store.rsplit("%3D", 1)[1]
+
+
+def count(store, where):
+    return int(psql("SELECT count(*) FROM %s.quire_jobs WHERE %s" % (schema_of(store), where)))
+
+
+def log_of(p):
+    return open(p.log_path, "rb").read()
 
 
 def submit_all(ctx, first_url, n, switch_at=None, on_switch=None, second_url=None):
@@ -105,72 +108,119 @@ def submit_all(ctx, first_url, n, switch_at=None, on_switch=None, second_url=Non
     return t, expected
 
 
-@pytest.mark.timeout_s(120)
-def test_jobs_survive_the_serving_broker_sigkilled_while_a_standby_takes_over(ctx, procs, tmp_path, store):
+@pytest.mark.timeout_s(240)
+def test_two_brokers_serve_one_store_and_300_jobs_survive_each_broker_sigkilled_and_restarted_three_times(ctx, procs, tmp_path, store):
     a = start_store_broker(ctx, procs, tmp_path, store, "broker-a")
-    b = start_store_broker(ctx, procs, tmp_path, store, "broker-b", serving=False)
-    assert try_mmi(ctx, b.url, b"echo") is None, "a standby does not serve"
-    start_echo(ctx, procs, tmp_path, a.url, delay_ms=4)
-    start_echo(ctx, procs, tmp_path, b.url, wait=False)
-
-    def kill_a():
-        a.p.send_signal(signal.SIGKILL)
-        a.p.wait(timeout=5)
-
-    t, expected = submit_all(ctx, a.url, 200, switch_at=100, on_switch=kill_a, second_url=b.url)
-    assert len(expected) == 200
+    b = start_store_broker(ctx, procs, tmp_path, store, "broker-b")
+    for broker in (a, b):
+        start_echo(ctx, procs, tmp_path, broker.url, delay_ms=5)
+        start_echo(ctx, procs, tmp_path, broker.url, delay_ms=5)
+    brokers = {"a": a, "b": b}
+    clients = {name: Titanic(ctx, broker.url) for name, broker in brokers.items()}
+    expected, ids_by_key, kills = {}, {}, []
+    for n in range(300):
+        # Every 40 jobs a broker is SIGKILLed, then restarted on its port while the other serves on.
+        if n and n % 40 == 0 and len(kills) < 6:
+            victim = "ab"[len(kills) % 2]
+            killed(brokers[victim])
+            kills.append(victim)
+            time.sleep(0.5)
+            brokers[victim] = start_store_broker(ctx, procs, tmp_path, store, "broker-" + victim, port=brokers[victim].port)
+            clients[victim].close()
+            clients[victim] = Titanic(ctx, brokers[victim].url)
+        key = "job-%d" % n
+        payload = os.urandom(32) + key.encode()
+        first = json.dumps({"n": n, "job": {"idempotencyKey": key}}).encode()
+        # Jobs go to either broker; one that does not answer is asked again at the other, with the key.
+        name = "ab"[n % 2]
+        for attempt in range(20):
+            try:
+                reply = clients[name].ask("titanic.request", b"echo", first, payload, timeout=3.0)
+            except AssertionError:
+                reply = None
+            if reply is not None and reply[0] == b"200":
+                break
+            clients[name].close()
+            clients[name] = Titanic(ctx, brokers[name].url)
+            name = "ba"["ab".index(name)]
+        else:
+            pytest.fail("job %d was never accepted" % n)
+        assert ids_by_key.setdefault(key, reply[1]) == reply[1]
+        expected[reply[1]] = [b"200", json.dumps({"n": n}, separators=(",", ":")).encode(), payload]
+    assert kills == ["a", "b"] * 3
+    assert len(expected) == 300
+    # Every accepted job finishes once, with its own result, and either broker answers for it.
     for job_id, want in expected.items():
-        reply = t.result(job_id, timeout=60)
-        assert reply == want, "job %s: got %s, want %s" % (job_id, fmt(reply), fmt(want))
-    t.close()
-    log = open(b.log_path, "rb").read()
-    assert log.index(b"standing by") < log.index(b"durable jobs on"), "B stood by, then served"
-    assert psql("SELECT count(*) FROM quire_jobs WHERE state = 'done'".replace("quire_jobs", store_schema(store) + ".quire_jobs")) == "200"
-
-
-def store_schema(store):
-    return store.rsplit("%3D", 1)[1]
+        for name in "ab":
+            got = clients[name].result(job_id, timeout=60)
+            assert got == want, "job %s at %s: got %s, want %s" % (job_id, name, fmt(got), fmt(want))
+    for client in clients.values():
+        client.close()
+    assert count(store, "state = 'done'") == 300 and count(store, "true") == 300
 
 
 @pytest.mark.timeout_s(90)
-def test_a_broker_whose_session_ends_pauses_jobs_stands_by_and_serves_again_when_the_other_goes(ctx, procs, tmp_path, store):
+def test_any_broker_answers_for_any_job_and_jobs_wait_in_the_store_for_any_brokers_worker(ctx, procs, tmp_path, store):
     a = start_store_broker(ctx, procs, tmp_path, store, "broker-a")
-    b = start_store_broker(ctx, procs, tmp_path, store, "broker-b", serving=False)
-    start_echo(ctx, procs, tmp_path, a.url)
-    start_echo(ctx, procs, tmp_path, b.url, wait=False)
+    b = start_store_broker(ctx, procs, tmp_path, store, "broker-b")
+    # A has no worker: the jobs it accepts wait in the store until B's worker appears and claims them.
+    fast = start_echo(ctx, procs, tmp_path, b.url, wait=False)
+    ta, tb = Titanic(ctx, a.url), Titanic(ctx, b.url)
+    # The service B's worker serves is a job target at A too, once A's next pass over the store has seen it.
+    wait_until(lambda: ta.submit("echo", b"probe", job={"idempotencyKey": "probe"})[0] == b"200", 10, what="echo a target at A")
+    slow = start_echo(ctx, procs, tmp_path, b.url, delay_ms=3000, wait=False)
+    jobs = [ta.submit_ok("echo", b"page %d" % n, job={"idempotencyKey": "any-%d" % n}) for n in range(6)]
+    # A reader held at A for a job B's worker runs is answered when B finishes it.
+    reply = ta.ask("titanic.reply", jobs[0], json.dumps({"waitMs": 20000}).encode(), timeout=25.0)
+    assert reply == [b"200", b"{}", b"page 0"], fmt(reply)
+    for n, job in enumerate(jobs):
+        assert tb.result(job, timeout=30) == [b"200", b"{}", b"page %d" % n]
+        assert ta.status(job)["state"] == "done"
+    # A resubmission to B of a key A took is A's job.
+    again = tb.submit_ok("echo", b"page 1", job={"idempotencyKey": "any-1"})
+    assert again == jobs[1]
+    # A close through B is a close everywhere.
+    assert tb.ask("titanic.close", jobs[2]) == [b"200"]
+    assert ta.ask("titanic.reply", jobs[2])[0].startswith(b"400")
+    # A cancel through A ends a job B's slow worker is running; its late result does not land.
+    fast.p.send_signal(signal.SIGTERM)  # it drains and says goodbye: the slow worker is B's only one
+    fast.p.wait(timeout=10)
+    slow_job = ta.submit_ok("echo", b"slow", job={"idempotencyKey": "slow"})
+    wait_until(lambda: ta.status(slow_job)["state"] == "running", 10, what="the slow job running at B")
+    cancelled = ta.ask("titanic.cancel", slow_job)
+    assert cancelled[0] == b"200" and json.loads(cancelled[1])["state"] == "cancelled", fmt(cancelled)
+    time.sleep(3.5)
+    assert tb.status(slow_job)["state"] == "cancelled"
+    ta.close()
+    tb.close()
+    assert slow.alive()
+
+
+@pytest.mark.timeout_s(90)
+def test_a_broker_whose_session_ends_pauses_jobs_and_serves_again_by_itself(ctx, procs, tmp_path, store):
+    a_store = store + "&application_name=quire-a"
+    a = start_store_broker(ctx, procs, tmp_path, a_store, "broker-a")
+    b = start_store_broker(ctx, procs, tmp_path, store, "broker-b")
+    start_echo(ctx, procs, tmp_path, a.url, delay_ms=20)
+    start_echo(ctx, procs, tmp_path, b.url, delay_ms=20)
     t, expected = submit_all(ctx, a.url, 20)
     t.close()
-    # The database ends A's session: a failover, an administrator, a network cut the server noticed.
-    psql("SELECT pg_terminate_backend(%s)" % lock_holder(store))
-    wait_until(lambda: try_mmi(ctx, b.url, b"echo") is not None, 15, what="the standby serving")
-    # A learns it at its next write at the latest (this submission; its sweep, every 10 s, otherwise):
-    # that one is told it may not be stored, and A's durable jobs pause, while it keeps serving the rest.
+    # The database ends A's sessions: a failover, an administrator, a network cut the server noticed.
+    psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'quire-a'")
+    # A learns it at its next use of the store (a renewal, its pass, a submission) and pauses durable
+    # jobs while it connects again; B serves on. A submission meanwhile is refused with its type.
     t = Titanic(ctx, a.url)
     reply = t.ask("titanic.request", b"echo", b"{}", b"late", timeout=5.0)
-    assert reply[0] in (b"500 storage_failure", b"500 service_unavailable"), fmt(reply)
-    wait_until(lambda: b"standing by" in open(a.log_path, "rb").read(), 15, what="A standing by for the store")
-    reply = t.ask("titanic.request", b"echo", b"{}", b"paused", timeout=5.0)
-    assert reply[0] == b"500 service_unavailable" and b"paused" in reply[1], fmt(reply)
-    assert t.ask("mmi.service", b"echo") == [b"200"], "direct requests and MMI are still served"
-    assert t.ask("mmi.service", b"titanic.request") == [b"404"], "a broker recovering its store does not offer durable jobs"
-    assert a.alive()
-    t.close()
-    # A client given both brokers asks each whether it keeps durable jobs, and submits to B.
-    page = tmp_path / "page.txt"
-    page.write_bytes(b"submitted while A recovers")
-    cli = quire("submit", str(page), "--service", "echo", "--broker", "%s,%s" % (a.url, b.url), "--idempotency-key", "cli-1")
-    assert cli.returncode == 0, cli.stderr
-    via_cli = cli.stdout.decode().strip()
-    t = Titanic(ctx, b.url)
+    assert reply[0] in (b"200", b"500 storage_failure", b"500 service_unavailable"), fmt(reply)
+    wait_until(lambda: b"lost the job store" in log_of(a), 15, what="A noticing the lost session")
+    wait_until(lambda: b"durable jobs resumed" in log_of(a), 20, what="A serving again")
+    assert t.ask("mmi.service", b"echo") == [b"200"], "direct requests and MMI were served all along"
+    more = t.submit_ok("echo", b"after", job={"idempotencyKey": "after"})
     for job_id, want in expected.items():
         assert t.result(job_id, timeout=30) == want
-    more = t.submit_ok("echo", b"while B serves", job={"idempotencyKey": "b-1"})
+    assert t.result(more, timeout=30) == [b"200", b"{}", b"after"]
     t.close()
-    # B goes: A, standing by all along, takes the store back and serves every job, B's too.
-    t = killed_and_taken_back(ctx, b, a, expected)
-    assert t.result(more, timeout=30) == [b"200", b"{}", b"while B serves"]
-    assert t.result(via_cli.encode(), timeout=30) == [b"200", b"{}", b"submitted while A recovers"]
-    t.close()
+    assert a.alive() and b.alive()
 
 
 @pytest.mark.timeout_s(90)
@@ -256,27 +306,28 @@ def quire(*args, timeout=60):
 
 
 @pytest.mark.timeout_s(90)
-def test_a_client_and_a_worker_naming_both_brokers_follow_the_takeover(ctx, procs, tmp_path, store):
+def test_a_client_and_a_worker_naming_both_brokers_move_to_the_other_when_one_is_gone(ctx, procs, tmp_path, store):
     a = start_store_broker(ctx, procs, tmp_path, store, "broker-a")
-    b = start_store_broker(ctx, procs, tmp_path, store, "broker-b", serving=False)
+    b = start_store_broker(ctx, procs, tmp_path, store, "broker-b")
     both = "%s,%s" % (a.url, b.url)
     worker = Proc([QUIRE_BIN, "worker", "echo", "--broker", both, "--heartbeat-interval-ms", str(HB_MS),
                    "--heartbeat-liveness", str(LIVENESS)], tmp_path / "echo-both.log")
     procs.append(worker)
     wait_until(lambda: try_mmi(ctx, a.url, b"echo") == b"200", 10, what="the worker at A")
     page = tmp_path / "page.txt"
-    page.write_bytes(b"before the takeover")
+    page.write_bytes(b"before A went")
     before = quire("submit", str(page), "--service", "echo", "--broker", both, "--idempotency-key", "before")
     assert before.returncode == 0, before.stderr
     a.p.send_signal(signal.SIGKILL)
     a.p.wait(timeout=5)
     # The CLI finds the broker that answers (A is silent: B, after a 3 s probe) and the worker moves
-    # to B once A's heartbeats stop: neither is told anything.
-    page.write_bytes(b"after the takeover")
+    # to B once A's heartbeats stop: neither is told anything. What A held goes back to the queue once
+    # its lease runs out.
+    page.write_bytes(b"after A went")
     after = quire("submit", str(page), "--service", "echo", "--broker", both, "--idempotency-key", "after")
     assert after.returncode == 0, after.stderr
     t = Titanic(ctx, b.url)
-    for job, text in ((before.stdout.strip(), b"before the takeover"), (after.stdout.strip(), b"after the takeover")):
+    for job, text in ((before.stdout.strip(), b"before A went"), (after.stdout.strip(), b"after A went")):
         got = quire("result", job.decode(), "--wait", "--wait-timeout-s", "30", "--broker", both)
         assert got.returncode == 0, got.stderr
         # The echo worker sent back what was submitted: the options frame the CLI prints, and the file.
@@ -358,7 +409,8 @@ class CuttableProxy:
 
 
 @pytest.mark.timeout_s(150)
-def test_a_broker_cut_off_silently_stops_taking_jobs_the_other_finishes_them_and_it_stands_by_once_mended(ctx, procs, tmp_path, store):
+def test_a_broker_cut_off_silently_stops_taking_jobs_the_other_finishes_its_jobs_after_the_lease_and_its_late_write_is_refused(
+        ctx, procs, tmp_path, store):
     folder = server().split("host=", 1)[1].split("&", 1)[0]
     proxy = CuttableProxy(os.path.join(folder, ".s.PGSQL.5432"))
     try:
@@ -367,30 +419,35 @@ def test_a_broker_cut_off_silently_stops_taking_jobs_the_other_finishes_them_and
         a_store = ("postgresql://quire@127.0.0.1:%d/quire?sslmode=disable&options=%s&connect_timeout=2"
                    "&keepalives_idle=1&keepalives_interval=1&keepalives_count=2&tcp_user_timeout=2000") % (proxy.port, schema_option)
         a = start_store_broker(ctx, procs, tmp_path, a_store, "broker-a")
-        b = start_store_broker(ctx, procs, tmp_path, store, "broker-b", serving=False)
-        start_echo(ctx, procs, tmp_path, a.url, delay_ms=1500)
-        start_echo(ctx, procs, tmp_path, b.url, wait=False)
-        t, expected = submit_all(ctx, a.url, 4)
+        b = start_store_broker(ctx, procs, tmp_path, store, "broker-b")
+        # A's worker takes 8 s per job: it still holds the first when the link is cut.
+        start_echo(ctx, procs, tmp_path, a.url, delay_ms=8000)
+        t, expected = submit_all(ctx, a.url, 1)
+        held = next(iter(expected))
+        wait_until(lambda: t.status(held)["state"] == "running", 10, what="A's worker holding the job")
+        running_since = time.monotonic()
         t.close()
-        time.sleep(0.3)  # A's worker holds the first job now
         proxy.cut()
-        # The server has ended A's session: B takes the store over and finishes every job, the one
-        # A's worker was reading included (its lease is B's to give out again).
-        wait_until(lambda: try_mmi(ctx, b.url, b"echo") is not None, 20, what="B serving")
-        t = Titanic(ctx, b.url)
-        for job_id, want in expected.items():
-            assert t.result(job_id, timeout=40) == want
-        t.close()
-        # A cannot commit: what it is asked to store is refused (typed), never answered 200, and its
-        # jobs pause until it has the store again.
+        # B's worker comes: B finishes the job A held once A's lease runs out (A cannot renew it).
+        start_echo(ctx, procs, tmp_path, b.url, wait=False)
+        tb = Titanic(ctx, b.url)
+        assert tb.result(held, timeout=30) == expected[held]
+        assert count(store, "state = 'done' AND attempts = 2") == 1, "B ran it as attempt 2"
+        # A cannot commit: what it is asked to store is refused (typed), never answered 200.
+        wait_until(lambda: b"lost the job store" in log_of(a), 20, what="A noticing the cut")
         t = Titanic(ctx, a.url)
         reply = t.ask("titanic.request", b"echo", b"{}", b"during the cut", timeout=10.0)
         assert reply[0] in (b"500 storage_failure", b"500 service_unavailable"), fmt(reply)
-        wait_until(lambda: b"lost the job store" in open(a.log_path, "rb").read(), 20, what="A noticing the cut")
-        t.close()
-        # The link is back: A connects again and stands by, since B serves the store now.
+        # A's worker finishes attempt 1 while A is cut off; the link comes back and A writes it, fenced
+        # by its attempt: refused, since attempt 2 finished. A serves again.
+        time.sleep(max(0.0, running_since + 9.0 - time.monotonic()))
         proxy.mend()
-        wait_until(lambda: b"another broker serves it: standing by" in open(a.log_path, "rb").read(), 30, what="A standing by")
-        killed_and_taken_back(ctx, b, a, expected).close()
+        wait_until(lambda: b"durable jobs resumed" in log_of(a), 30, what="A serving again")
+        wait_until(lambda: b"another broker holds now was refused" in log_of(a), 15, what="A's late write refused")
+        assert tb.result(held, timeout=5) == expected[held], "the newer attempt's result stands"
+        after = t.submit_ok("echo", b"after the cut", job={"idempotencyKey": "after-cut"})
+        assert tb.result(after, timeout=30) == [b"200", b"{}", b"after the cut"]
+        t.close()
+        tb.close()
     finally:
         proxy.close()

@@ -1,3 +1,4 @@
+import QuireStats
 import QuireWire
 
 /// Everything one loop turn changed in the job store, written in one transaction (one fsync), with
@@ -14,6 +15,19 @@ struct JobBatch: Sendable, Equatable {
         var record: JobRecord
         /// The worker's reply, for a finished job.
         var reply: [[UInt8]]?
+        /// What the row must still be for the update to land, in a store brokers share.
+        var fence: Fence = .none
+    }
+
+    /// The condition a shared store writes an update under, so that a broker never overwrites what
+    /// another did meanwhile. A store of one broker (SQLite) has nobody to fence off.
+    enum Fence: Sendable, Equatable {
+        /// Unconditional: the broker owns every job (SQLite).
+        case none
+        /// The job is still running the attempt this broker claimed: its outcome, a retry, a requeue.
+        case attempt(Int)
+        /// The job is still queued or running, whoever holds it: a cancel.
+        case active
     }
 
     /// An answer to cancel or close, sent once the write is on disk; `undo` is the job as it was in
@@ -23,6 +37,10 @@ struct JobBatch: Sendable, Equatable {
         var service: String
         var body: [[UInt8]]
         var undo: JobRecord?
+        /// The job, and who asked: a cancel a shared store refused (another broker finished the job
+        /// first) is answered with the job as it is.
+        var job = ""
+        var owner = ""
     }
 
     /// Services seen with workers for the first time.
@@ -50,6 +68,42 @@ struct JobBatch: Sendable, Equatable {
     var rowChanges: [RowChange] {
         services.map(RowChange.service) + deletions.map { .delete(id: $0) } + inserts.map(RowChange.insert) + updates.values.map(RowChange.update)
     }
+}
+
+/// What a write did beyond its rows, in a store brokers share.
+struct JobWriteOutcome: Sendable, Equatable {
+    /// Fenced updates that found the row changed (another broker's attempt, a cancel, a close): not written.
+    var refused: Set<String> = []
+    /// New jobs whose idempotency key another broker's job took first (new id → that job's id): not written.
+    var merged: [String: String] = [:]
+}
+
+/// A claim on queued jobs of one service, for a broker's idle workers (a store brokers share).
+struct JobClaim: Sendable, Equatable {
+    var service: String
+    var count: Int
+    var now: Int64
+    /// The claim's lease, renewed while the broker holds the job.
+    var until: Int64
+}
+
+/// A job a claim took: running its next attempt, with its request.
+struct ClaimedJob: Sendable, Equatable {
+    var record: JobRecord
+    var request: [[UInt8]]
+}
+
+/// What a broker's pass over a shared store found and did (``JobStorage/maintain(now:)``).
+struct JobMaintenance: Sendable, Equatable {
+    /// Claims that ran out (their broker stopped renewing them): jobs queued again or, with no attempt
+    /// left, dead; by service.
+    var leasesExpired: [String: Int] = [:]
+    /// Jobs this pass finished (dead, or expired at their deadline), whose readers may be waiting.
+    var finished: [String] = []
+    /// Queued jobs per service and priority, as the store counts them.
+    var depth: [String: PriorityDepth] = [:]
+    /// Services any broker of the store has seen with workers: valid job targets at every broker.
+    var services: Set<String> = []
 }
 
 /// Something only the store holds, and what the machine will do with it.

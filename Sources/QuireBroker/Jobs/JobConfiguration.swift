@@ -7,8 +7,8 @@ public struct JobConfiguration: Sendable, Equatable {
     /// The folder that holds `jobs.sqlite3` (and its WAL). One broker per folder: a lock file keeps a
     /// second broker out.
     public var directory: String
-    /// A PostgreSQL connection string (`postgresql://…`) for a store several brokers share (one serves
-    /// it at a time, the others stand by: ``PostgresJobStore``); `nil`: SQLite in ``directory``.
+    /// A PostgreSQL connection string (`postgresql://…`) for a store several brokers serve together
+    /// (``PostgresJobStore``); `nil`: SQLite in ``directory``.
     public var store: String?
     /// Services jobs may target before any worker for them has been seen (a worker that has registered
     /// once is remembered in the store).
@@ -31,6 +31,13 @@ public struct JobConfiguration: Sendable, Equatable {
     public var lease: Milliseconds
     /// How often expired results are deleted.
     public var sweepInterval: Milliseconds
+    /// In a store brokers share: how long a broker's claim on a running job holds without being renewed
+    /// (it renews its claims every third of this). A broker that stops renewing, killed or cut off, loses
+    /// its jobs to the other brokers after it.
+    public var storeLease: Milliseconds
+    /// In a store brokers share: how often a broker looks for work its workers could take, for claims
+    /// that ran out and for deadlines, when no notification woke it sooner.
+    public var storePoll: Milliseconds
     /// The longest `titanic.reply` may be held waiting for a result (`waitMs`).
     public var maxWait: Milliseconds
     /// A ceiling on the store's file size (SQLite's `max_page_count`); past it writes fail as on a full
@@ -50,6 +57,8 @@ public struct JobConfiguration: Sendable, Equatable {
         retryCap: Milliseconds = 60_000,
         lease: Milliseconds = 600_000,
         sweepInterval: Milliseconds = 10_000,
+        storeLease: Milliseconds = 15_000,
+        storePoll: Milliseconds = 1_000,
         maxWait: Milliseconds = 60_000,
         maxStoreBytes: Int? = nil
     ) {
@@ -65,6 +74,8 @@ public struct JobConfiguration: Sendable, Equatable {
         self.retryCap = retryCap
         self.lease = lease
         self.sweepInterval = sweepInterval
+        self.storeLease = storeLease
+        self.storePoll = storePoll
         self.maxWait = maxWait
         self.maxStoreBytes = maxStoreBytes
     }
@@ -96,6 +107,10 @@ public struct JobConfiguration: Sendable, Equatable {
                                                         parse: { isPostgreSQL($0) ? $0 : nil }, format: { $0 })
 
     /// A `postgresql://` or `postgres://` URI, the forms libpq takes as a URI.
+    /// The store is one that several brokers share (PostgreSQL): it owns the queued jobs, and each
+    /// broker holds only what it claimed for its workers.
+    public var shared: Bool { store != nil }
+
     public static func isPostgreSQL(_ store: String) -> Bool {
         store.hasPrefix("postgresql://") || store.hasPrefix("postgres://")
     }
@@ -113,6 +128,10 @@ public struct JobConfiguration: Sendable, Equatable {
                 help: "first retry backoff, doubling, jittered, up to 60 s"),
         Setting(\.lease, flag: "job-lease-ms", variable: "QUIRE_JOB_LEASE_MS", .milliseconds(1...86_400_000),
                 help: "longest one attempt may run"),
+        Setting(\.storeLease, flag: "store-lease-ms", variable: "QUIRE_STORE_LEASE_MS", .milliseconds(1_000...600_000),
+                help: "a broker's claim on a running job in a PostgreSQL store, renewed every third of it"),
+        Setting(\.storePoll, flag: "store-poll-ms", variable: "QUIRE_STORE_POLL_MS", .milliseconds(50...60_000),
+                help: "how often a broker on a PostgreSQL store looks for work without being notified"),
         Setting(\.defaultResultTTL, flag: "result-ttl-s", variable: "QUIRE_RESULT_TTL_S", .seconds(1...2_592_000),
                 help: "results kept this long by default"),
         Setting(\.maxStoreBytes, flag: "max-store-bytes", variable: "QUIRE_MAX_STORE_BYTES",

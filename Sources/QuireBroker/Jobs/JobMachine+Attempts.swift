@@ -5,8 +5,10 @@ import QuireWire
 extension JobMachine {
     // MARK: - Lanes
 
+    /// Puts a queued job in its lane (or with the delayed ones). In a shared store the store's queue is
+    /// the lane: the job is forgotten once its write is committed, and claimed again from the store.
     mutating func makeReady(_ id: String, now: Int64, front: Bool) {
-        guard let record = active[id] else { return }
+        guard !configuration.shared, let record = active[id] else { return }
         if record.notBefore > now {
             delayed.insert(id)
             return
@@ -34,14 +36,16 @@ extension JobMachine {
         loading[id] = nil
         if let lease = leases.removeValue(forKey: id) { attempts[lease.tag] = nil }
         progress[id] = nil
+        held[id] = nil
         // Lanes are cleaned lazily: `nextReady` skips ids that are no longer queued.
     }
 
     // MARK: - Dispatch
 
     /// Gives ready jobs to the workers that can take them, highest lane first: each one's request is
-    /// loaded, then dispatched.
-    mutating func pump(_ workers: JobWorkers, into actions: inout [Action]) {
+    /// loaded, then dispatched. In a shared store: claims from the store's queue instead.
+    mutating func pump(_ workers: JobWorkers, now: Int64, into actions: inout [Action]) {
+        if configuration.shared { return claimWork(workers, now: now, into: &actions) }
         var taken: [String: Int] = [:]
         for service in loading.values { taken[service, default: 0] += 1 }
         for service in lanes.keys {
@@ -78,7 +82,7 @@ extension JobMachine {
         job.startedAt = now
         job.updatedAt = now
         active[id] = job
-        pending.updates[id] = JobBatch.Update(record: job, reply: nil)
+        stage(job, reply: nil)
         attempts[tag] = id
         leases[id] = (tag, now + configuration.lease.value)
         actions.append(.dispatch(tag: tag, service: service, body: request))
@@ -123,7 +127,7 @@ extension JobMachine {
             job.state = .queued
             job.updatedAt = now
             active[id] = job
-            pending.updates[id] = JobBatch.Update(record: job, reply: nil)
+            stage(job, reply: nil)
             makeReady(id, now: now, front: true)
             return
         }
@@ -138,7 +142,7 @@ extension JobMachine {
                 job.updatedAt = now
                 job.lastError = error.jsonFrame
                 active[id] = job
-                pending.updates[id] = JobBatch.Update(record: job, reply: nil)
+                stage(job, reply: nil)
                 makeReady(id, now: now, front: true)
             }
             return
@@ -162,8 +166,15 @@ extension JobMachine {
         job.updatedAt = now
         job.lastError = error.jsonFrame
         active[job.id] = job
-        pending.updates[job.id] = JobBatch.Update(record: job, reply: nil)
+        stage(job, reply: nil)
         makeReady(job.id, now: now, front: false)
+    }
+
+    /// The job's change, written at the turn's end: in a shared store fenced by the attempt this
+    /// broker holds, or, for a job it does not hold (a cancel), by the job still being active.
+    mutating func stage(_ job: JobRecord, reply: [[UInt8]]?) {
+        let fence: JobBatch.Fence = !configuration.shared ? .none : held[job.id].map { .attempt($0) } ?? .active
+        pending.updates[job.id] = JobBatch.Update(record: job, reply: reply, fence: fence)
     }
 
     /// Moves a job to a final state; its result expires after its TTL.
@@ -176,8 +187,8 @@ extension JobMachine {
         job.finishedAt = now
         job.expiresAt = now + job.resultTTL
         if let error { job.lastError = error.jsonFrame }
+        stage(job, reply: reply)
         forget(job.id)
-        pending.updates[job.id] = JobBatch.Update(record: job, reply: reply)
         switch final {
         case .dead:
             actions.append(.log(.warning, "job dead", ["job.id": job.id, "service": job.service, "attempts": String(job.attempts)]))

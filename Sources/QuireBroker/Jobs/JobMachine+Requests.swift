@@ -139,7 +139,7 @@ extension JobMachine {
     private mutating func admit(_ submission: JobSubmission, now: Int64, random: inout some RandomNumberGenerator, into actions: inout [Action]) {
         let (service, target) = (Titanic.request, submission.target)
         let bytes = submission.request.reduce(0) { $0 + $1.count }
-        if active.count >= configuration.maxActiveJobs {
+        if active.count + storeQueued >= configuration.maxActiveJobs {
             return refuse(submission.client, service, WireError(.busy, "the job queue is full (\(configuration.maxActiveJobs) jobs)", service: target,
                                                                 limit: configuration.maxActiveJobs), into: &actions)
         }
@@ -172,7 +172,7 @@ extension JobMachine {
         case Titanic.reply:
             if job.state.isActive {
                 if let wait = lookup.waitMs, wait > 0 {
-                    waiters[id, default: []].append((client, now + min(wait, configuration.maxWait.value)))
+                    waiters[id, default: []].append((client, now + min(wait, configuration.maxWait.value), lookup.owner))
                     return
                 }
                 return reply(to: client, service: service, body: [Array("300".utf8)], into: &actions)
@@ -190,14 +190,15 @@ extension JobMachine {
             let cancelled = finish(job, state: .cancelled, error: WireError(.jobCancelled, "the job was cancelled", service: job.service),
                                    reply: nil, now: now, into: &actions)
             // Answered once the cancellation is on disk.
-            pending.acks.append(JobBatch.Ack(client: client, service: service, body: [Array("200".utf8), Self.status(of: cancelled).jsonFrame], undo: before))
+            pending.acks.append(JobBatch.Ack(client: client, service: service, body: [Array("200".utf8), Self.status(of: cancelled).jsonFrame], undo: before,
+                                             job: id, owner: lookup.owner))
         case Titanic.close:
             let before = active[id]
             forget(id)
             pending.deletions.insert(id)
             pending.updates[id] = nil
             answerWaiters(id, with: Titanic.refusal(WireError(.unknownJob, "the job was closed", service: job.service)), into: &actions)
-            pending.acks.append(JobBatch.Ack(client: client, service: service, body: [Array("200".utf8)], undo: before))
+            pending.acks.append(JobBatch.Ack(client: client, service: service, body: [Array("200".utf8)], undo: before, job: id, owner: lookup.owner))
         default:
             break
         }

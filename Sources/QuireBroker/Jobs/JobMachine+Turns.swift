@@ -38,7 +38,7 @@ extension JobMachine {
     /// hands ready jobs to idle workers at once.
     mutating func endTurn(_ workers: JobWorkers, now: Int64, into actions: inout [Action]) {
         remember(workers)
-        guard !pending.isEmpty else { return pump(workers, into: &actions) }
+        guard !pending.isEmpty else { return pump(workers, now: now, into: &actions) }
         var batch = pending
         batch.now = now
         pending = JobBatch()
@@ -71,21 +71,55 @@ extension JobMachine {
     }
 
     /// The batch is on disk: answer submitters (`200`), cancels and closes, and readers held for jobs
-    /// that finished; then hand ready jobs to idle workers.
-    mutating func committed(_ batch: JobBatch, workers: JobWorkers, now: Int64, into actions: inout [Action]) {
+    /// that finished; then hand ready jobs to idle workers. In a shared store, a new job whose key
+    /// another broker's job took is that job, and a fenced update the store refused did not happen:
+    /// the job is another broker's now.
+    mutating func committed(_ batch: JobBatch, outcome: JobWriteOutcome, workers: JobWorkers, now: Int64, into actions: inout [Action]) {
         written(batch)
         for insert in batch.inserts {
-            actions.append(.statistic(.submitted(service: insert.record.service, bytes: insert.record.requestBytes)))
-            for submitter in insert.submitters + answered(insert) {
-                reply(to: submitter, service: Titanic.request, body: [Array("200".utf8), Array(insert.record.id.utf8)], into: &actions)
+            let id = insert.record.id
+            let submitters = insert.submitters + answered(insert)
+            if let existing = outcome.merged[id] {
+                forget(id)
+                for submitter in submitters { reply(to: submitter, service: Titanic.request, body: [Array("200".utf8), Array(existing.utf8)], into: &actions) }
+                continue
             }
-            makeReady(insert.record.id, now: now, front: false)
+            actions.append(.statistic(.submitted(service: insert.record.service, bytes: insert.record.requestBytes)))
+            for submitter in submitters {
+                reply(to: submitter, service: Titanic.request, body: [Array("200".utf8), Array(id.utf8)], into: &actions)
+            }
+            if configuration.shared {
+                // The store's queue holds it now; whichever broker has an idle worker claims it.
+                forget(id)
+                claimDue.insert(insert.record.service)
+            } else {
+                makeReady(id, now: now, front: false)
+            }
         }
-        for ack in batch.acks { reply(to: ack.client, service: ack.service, body: ack.body, into: &actions) }
-        for (id, update) in batch.updates where !update.record.state.isActive && waiters[id] != nil {
-            answerWaiters(id, with: Self.finalReplyBody(update.record, reply: update.reply), into: &actions)
+        for ack in batch.acks {
+            if outcome.refused.contains(ack.job) {
+                // Finished by another broker first: answered with the job as it is now.
+                actions.append(.load(.job(id: ack.job, then: JobLookup(client: ack.client, service: ack.service, owner: ack.owner, waitMs: nil))))
+                continue
+            }
+            reply(to: ack.client, service: ack.service, body: ack.body, into: &actions)
         }
-        pump(workers, into: &actions)
+        for (id, update) in batch.updates {
+            if outcome.refused.contains(id) {
+                actions.append(.statistic(.fenceRefused(service: update.record.service)))
+                actions.append(.log(.warning, "a write about a job another broker holds now was refused", ["job.id": id, "service": update.record.service]))
+                if case .attempt(let attempt) = update.fence, held[id] == attempt { forget(id) }
+                continue
+            }
+            if configuration.shared, update.record.state == .queued {
+                if active[id]?.state == .queued { forget(id) }
+                claimDue.insert(update.record.service)
+            }
+            if !update.record.state.isActive && waiters[id] != nil {
+                answerWaiters(id, with: Self.finalReplyBody(update.record, reply: update.reply), into: &actions)
+            }
+        }
+        pump(workers, now: now, into: &actions)
     }
 
     /// The batch did not reach the disk: submitters hear `500`, and what it would have changed is undone.
@@ -103,15 +137,22 @@ extension JobMachine {
         // running one queued again), and the client hears 500.
         for ack in batch.acks {
             reply(to: ack.client, service: ack.service, body: Titanic.refusal(wire), into: &actions)
-            guard var job = ack.undo, active[job.id] == nil else { continue }
+            guard !configuration.shared, var job = ack.undo, active[job.id] == nil else { continue }
             job.state = .queued
             active[job.id] = job
             activeBytes += job.requestBytes
             makeReady(job.id, now: now, front: true)
         }
+        // In a shared store, the store still has such a job running under this broker's lease: it is
+        // let go, and runs again once the lease runs out.
+        if configuration.shared {
+            for (id, update) in batch.updates {
+                if case .attempt(let attempt) = update.fence, held[id] == attempt || active[id]?.state == .queued { forget(id) }
+            }
+        }
         // Changes to jobs that did not reach the disk: keep the jobs active so that they are tried
         // again; a restart recovers them from what the disk holds.
-        for (id, update) in batch.updates where !update.record.state.isActive && active[id] == nil {
+        for (id, update) in batch.updates where !configuration.shared && !update.record.state.isActive && active[id] == nil {
             var job = update.record
             job.state = .queued
             job.finishedAt = nil
@@ -122,7 +163,7 @@ extension JobMachine {
             makeReady(id, now: now, front: false)
         }
         knownServices.subtract(batch.services)
-        pump(workers, into: &actions)
+        pump(workers, now: now, into: &actions)
     }
 
     // MARK: - Time
@@ -153,7 +194,7 @@ extension JobMachine {
                        reply: nil, now: now, into: &actions)
                 continue
             }
-            guard job.state == .queued else { continue }
+            guard job.state == .queued, !configuration.shared else { continue }
             var d = depth[job.service] ?? PriorityDepth()
             switch job.priority {
             case .high: d.high += 1
@@ -162,10 +203,12 @@ extension JobMachine {
             }
             depth[job.service] = d
         }
-        for service in depthServices.union(depth.keys) {
-            actions.append(.statistic(.queueDepth(service: service, depth[service] ?? PriorityDepth())))
+        if !configuration.shared {
+            for service in depthServices.union(depth.keys) {
+                actions.append(.statistic(.queueDepth(service: service, depth[service] ?? PriorityDepth())))
+            }
+            depthServices = Set(depth.keys)
         }
-        depthServices = Set(depth.keys)
         for (id, waiting) in waiters {
             let expired = waiting.filter { $0.until <= now }
             guard !expired.isEmpty else { continue }
@@ -176,6 +219,7 @@ extension JobMachine {
             lastSweep = now
             actions.append(.sweep(before: now))
         }
+        if configuration.shared { sharedTick(now: now, into: &actions) }
     }
 
     // MARK: - Helpers

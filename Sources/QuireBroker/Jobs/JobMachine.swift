@@ -28,14 +28,22 @@ struct JobMachine: Sendable {
         case loaded(JobLoad, JobLoad.Result)
         /// The loop's turn is over: write what it changed (one transaction for the whole turn).
         case endOfTurn(JobWorkers)
-        /// A ``Action/persist(_:)`` is on disk.
-        case committed(JobBatch, JobWorkers)
+        /// A ``Action/persist(_:)`` is on disk; in a shared store, but for what the outcome names.
+        case committed(JobBatch, JobWorkers, JobWriteOutcome)
         /// A ``Action/persist(_:)`` did not reach the disk; nothing of it happened.
         case commitFailed(JobBatch, JobStoreError, JobWorkers)
         /// Time passed: retry times, leases, deadlines, held readers, the result sweep; then the turn ends.
         case tick(JobWorkers)
         /// The broker stops: readers held for results are told to ask again.
         case shutdown
+        /// A shared store answered a ``Action/claim(_:)``, after `seconds`.
+        case claimed(JobClaim, Result<[ClaimedJob], JobStoreError>, seconds: Double, JobWorkers)
+        /// A shared store renewed the leases of `held`, of the jobs `asked` for (`nil`: it failed).
+        case renewed(asked: [String], held: Set<String>?)
+        /// A pass over a shared store is done (``Action/maintain(now:)``; `nil`: it failed).
+        case maintained(JobMaintenance?, JobWorkers)
+        /// Other brokers committed work for these services, or finished these jobs.
+        case notified(work: Set<String>, done: Set<String>, JobWorkers)
     }
 
     enum Action: Sendable, Equatable {
@@ -51,6 +59,12 @@ struct JobMachine: Sendable {
         case reply(peer: [UInt8], dialect: Dialect, service: String, body: [[UInt8]])
         case statistic(JobStatistic)
         case log(Logger.Level, String, [String: String])
+        /// A shared store: claim queued jobs for idle workers, then send ``Event/claimed(_:_:seconds:_:)``.
+        case claim(JobClaim)
+        /// A shared store: extend the leases of the jobs this broker holds, then send ``Event/renewed(asked:held:)``.
+        case renew([String], until: Int64)
+        /// A shared store: a pass for leases run out, deadlines and queue depth; then ``Event/maintained(_:_:)``.
+        case maintain(now: Int64)
     }
 
     let configuration: JobConfiguration
@@ -85,10 +99,31 @@ struct JobMachine: Sendable {
     /// the store works on a thread of its own, so a read the machine asked for before a turn's batch
     /// can come back before that batch is on disk, and is read in its light.
     var writing: [JobBatch] = []
-    /// Requests held for a job to finish (`titanic.reply` with `waitMs`).
-    var waiters: [String: [(client: JobClient, until: Int64)]] = [:]
+    /// Requests held for a job to finish (`titanic.reply` with `waitMs`), with who asked.
+    var waiters: [String: [(client: JobClient, until: Int64, owner: String)]] = [:]
     var lastSweep: Int64 = 0
     var depthServices: Set<String> = []
+
+    // A store brokers share (``JobConfiguration/shared``): the store owns the queued jobs.
+    /// Jobs this broker claimed and holds, with the attempt it claimed (the fence of its writes).
+    var held: [String: Int] = [:]
+    /// Jobs asked for per service by claims not yet answered.
+    var claiming: [String: Int] = [:]
+    /// Services the store may have work for: claimed for at the next turn with idle workers.
+    var claimDue: Set<String> = []
+    /// Idle workers per service when last looked: more of them (a worker joined, or finished a job)
+    /// is a reason to claim at once.
+    var lastCapacity: [String: Int] = [:]
+    var lastPoll: Int64 = 0
+    var lastRenew: Int64 = 0
+    /// A renewal, or a pass, asked for and not answered yet: no other is asked for meanwhile (a store
+    /// that hangs must not pile them up).
+    var renewing = false
+    var maintaining = false
+    /// Queued jobs in the store at the last pass: the queue's bound counts them.
+    var storeQueued = 0
+    /// The store is lost and being reconnected: nothing is claimed, renewed or maintained meanwhile.
+    var paused = false
 
     /// The longest deadline a submitter may give, in milliseconds: a year.
     static let longestDeadline: Int64 = 365 * 86_400_000
@@ -124,8 +159,8 @@ struct JobMachine: Sendable {
             loaded(load, result, now: now, random: &random, into: &actions)
         case .endOfTurn(let workers):
             endTurn(workers, now: now, into: &actions)
-        case .committed(let batch, let workers):
-            committed(batch, workers: workers, now: now, into: &actions)
+        case .committed(let batch, let workers, let outcome):
+            committed(batch, outcome: outcome, workers: workers, now: now, into: &actions)
         case .commitFailed(let batch, let error, let workers):
             commitFailed(batch, error: error, workers: workers, now: now, into: &actions)
         case .tick(let workers):
@@ -136,6 +171,16 @@ struct JobMachine: Sendable {
                 for waiter in waiting { reply(to: waiter.client, service: Titanic.reply, body: [Array("300".utf8)], into: &actions) }
             }
             waiters.removeAll()
+        case .claimed(let claim, let result, let seconds, let workers):
+            claimed(claim, result, seconds: seconds, workers: workers, now: now, into: &actions)
+        case .renewed(let asked, let renewedIDs):
+            renewed(asked: asked, held: renewedIDs, into: &actions)
+        case .maintained(let found, let workers):
+            maintained(found, workers: workers, now: now, into: &actions)
+        case .notified(let work, let done, let workers):
+            claimDue.formUnion(work)
+            recheckWaiters(done, now: now, into: &actions)
+            pump(workers, now: now, into: &actions)
         }
         return actions
     }
@@ -180,4 +225,12 @@ enum JobStatistic: Sendable, Equatable {
     case dead(service: String, job: String, reason: String?)
     case queueDepth(service: String, PriorityDepth)
     case refused(service: String, code: WireError.Code)
+    /// A shared store: a claim that took `count` jobs in `seconds`.
+    case claimed(service: String, count: Int, seconds: Double)
+    /// A shared store: jobs whose broker stopped renewing its lease, found by this broker's pass.
+    case leasesExpired(service: String, count: Int)
+    /// A shared store: a job this broker held that another broker has now (its lease ran out).
+    case leaseLost(service: String)
+    /// A shared store: a fenced write about a job that changed meanwhile, refused.
+    case fenceRefused(service: String)
 }

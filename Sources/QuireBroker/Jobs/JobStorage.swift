@@ -11,19 +11,34 @@ import ZeroMQ
 protocol JobStorage: AnyObject {
     /// Requeues jobs a stopped broker left running and builds the machine that holds every active job.
     func recoverMachine(configuration: JobConfiguration, now: Int64) throws(JobStoreError) -> JobMachine
-    /// Writes the batches, in order, in one transaction: all of them, or, thrown, none.
-    func write(_ batches: [JobBatch]) throws(JobStoreError)
+    /// Writes the batches, in order, in one transaction: all of them, or, thrown, none (in a shared
+    /// store, all but the fenced updates that found their row changed, and the new jobs whose key was
+    /// taken: the outcome says which).
+    @discardableResult
+    func write(_ batches: [JobBatch]) throws(JobStoreError) -> JobWriteOutcome
     func load(_ load: JobLoad) -> JobLoad.Result
+    /// A shared store: up to `claim.count` queued jobs of the service, highest priority and oldest
+    /// first, skipping those another broker is claiming at the same moment; each now running its next
+    /// attempt under this broker's lease.
+    func claim(_ claim: JobClaim) throws(JobStoreError) -> [ClaimedJob]
+    /// A shared store: extends this broker's lease on the jobs it holds; those it still held.
+    func renew(_ ids: [String], until: Int64) throws(JobStoreError) -> Set<String>
+    /// A shared store: queues again (or ends dead) jobs whose lease ran out, ends queued jobs past
+    /// their deadline, and counts what is queued.
+    func maintain(now: Int64) throws(JobStoreError) -> JobMaintenance
     /// Deletes finished jobs whose results expired at or before `now`; returns how many.
     func sweepExpired(now: Int64) throws(JobStoreError) -> Int
-    /// After a ``JobStoreError/Kind/lost`` failure: connects again and takes the store over (waiting,
-    /// while `keepWaiting()` says so, as a standby when another broker serves it meanwhile); false when
-    /// it stopped waiting. A store that cannot be lost (a file) has nothing to do.
-    func reopen(keepWaiting: () -> Bool, onWait: () -> Void) throws(JobStoreError) -> Bool
+    /// After a ``JobStoreError/Kind/lost`` failure: connects again. A store that cannot be lost (a
+    /// file) has nothing to do.
+    func reopen() throws(JobStoreError)
 }
 
 extension JobStorage {
-    func reopen(keepWaiting: () -> Bool, onWait: () -> Void) throws(JobStoreError) -> Bool { true }
+    func reopen() throws(JobStoreError) {}
+    // A store of one broker holds every job in the broker's memory: nothing to claim, renew or maintain.
+    func claim(_ claim: JobClaim) throws(JobStoreError) -> [ClaimedJob] { [] }
+    func renew(_ ids: [String], until: Int64) throws(JobStoreError) -> Set<String> { Set(ids) }
+    func maintain(now: Int64) throws(JobStoreError) -> JobMaintenance { JobMaintenance() }
 }
 
 extension JobStore: JobStorage {}
@@ -44,6 +59,9 @@ final class StorageThread: @unchecked Sendable {
         case sweep(before: Int64)
         /// Reconnect and recover after the store was lost (``BrokerMachine/Action/recoverJobs(_:)``).
         case recover(JobConfiguration)
+        case claim(JobClaim)
+        case renew([String], until: Int64)
+        case maintain(now: Int64)
     }
 
     private let store: any JobStorage
@@ -82,6 +100,12 @@ final class StorageThread: @unchecked Sendable {
     func submit(_ work: Work) {
         queue.withLock { $0.work.append(work) }
         workReady.signal()
+    }
+
+    /// Hands the loop an event from outside the store's work (a notification), after what is done.
+    func post(_ event: BrokerMachine.Event) {
+        queue.withLock { $0.done.append(event) }
+        wakeup.signal()
     }
 
     /// The events of the work done since the last call, in order.
@@ -146,8 +170,8 @@ final class StorageThread: @unchecked Sendable {
                 .storeWrote(seconds: Instant.now().seconds(since: started), committed: committed)
             }
             do {
-                try store.write(batches)
-                return batches.map { .committed($0) } + [timed(true)]
+                let outcome = try store.write(batches)
+                return batches.map { .committed($0, outcome) } + [timed(true)]
             } catch {
                 return batches.map { .commitFailed($0, error) } + [timed(false)] + lostEvent(error)
             }
@@ -168,6 +192,28 @@ final class StorageThread: @unchecked Sendable {
             return []
         case .recover(let configuration):
             return recover(configuration)
+        case .claim(let claim):
+            let started = Instant.now()
+            do {
+                let jobs = try store.claim(claim)
+                return [.claimed(claim, .success(jobs), seconds: Instant.now().seconds(since: started))]
+            } catch {
+                return [.claimed(claim, .failure(error), seconds: Instant.now().seconds(since: started))] + lostEvent(error)
+            }
+        case .renew(let ids, let until):
+            do {
+                return [.renewed(asked: ids, held: try store.renew(ids, until: until))]
+            } catch {
+                if !lost { logger.error("renewing job leases failed", metadata: ["error": error.description]) }
+                return [.renewed(asked: ids, held: nil)] + lostEvent(error)
+            }
+        case .maintain(let now):
+            do {
+                return [.maintained(try store.maintain(now: now))]
+            } catch {
+                if !lost { logger.error("job store maintenance failed", metadata: ["error": error.description]) }
+                return [.maintained(nil)] + lostEvent(error)
+            }
         case .persist, nil:
             return []
         }
@@ -180,18 +226,14 @@ final class StorageThread: @unchecked Sendable {
         return [.storeLost(error)]
     }
 
-    /// Connects again until the store is back and this broker serves it, backing off up to 10 s
-    /// between tries; nothing when the broker stops first.
+    /// Connects again until the store is back, backing off up to 10 s between tries; nothing when the
+    /// broker stops first.
     private func recover(_ configuration: JobConfiguration) -> [BrokerMachine.Event] {
         var backoff = 250.0
         let keepWaiting = { [self] in !queue.withLock { $0.stopping || $0.abandoning } }
         while keepWaiting() {
             do {
-                var told = false
-                guard try store.reopen(keepWaiting: keepWaiting, onWait: {
-                    if !told { logger.notice("job store back, but another broker serves it: standing by to take over") }
-                    told = true
-                }) else { return [] }
+                try store.reopen()
                 let machine = try store.recoverMachine(configuration: configuration, now: wallClockMilliseconds())
                 lost = false
                 return [.jobsRecovered(machine)]

@@ -15,8 +15,10 @@ extension JobStore {
         return JobMachine(configuration: configuration, recovered: recovered, knownServices: services, lastSequence: lastSequence, now: now)
     }
 
-    /// Writes the batches, in order, in one transaction (one fsync).
-    func write(_ batches: [JobBatch]) throws(JobStoreError) {
+    /// Writes the batches, in order, in one transaction (one fsync). One broker owns the file: no
+    /// update is fenced, no key taken by another broker.
+    @discardableResult
+    func write(_ batches: [JobBatch]) throws(JobStoreError) -> JobWriteOutcome {
         try batch { () throws(SQLiteError) in
             for changes in batches {
                 for change in changes.rowChanges {
@@ -29,6 +31,7 @@ extension JobStore {
                 }
             }
         }
+        return JobWriteOutcome()
     }
 
     func load(_ load: JobLoad) -> JobLoad.Result {

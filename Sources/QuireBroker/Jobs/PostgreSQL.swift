@@ -115,6 +115,21 @@ final class PostgresConnection {
         PQclear(result)
     }
 
+    /// Waits up to `timeout` milliseconds for notifications on the channels this connection listens to
+    /// (`LISTEN`); those that came, as channel and payload. Throws when the connection is gone.
+    func notifications(timeout: Int32) throws(PostgresError) -> [(channel: String, payload: String)] {
+        var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+        if poll(&descriptor, 1, timeout) > 0, PQconsumeInput(handle) != 1 || PQstatus(handle) != CONNECTION_OK {
+            throw PostgresError(sqlState: nil, message: Self.trimmed(PQerrorMessage(handle)), operation: "listen", connectionLost: true)
+        }
+        var found: [(channel: String, payload: String)] = []
+        while let notice = PQnotifies(handle) {
+            found.append((String(cString: notice.pointee.relname), String(cString: notice.pointee.extra)))
+            PQfreemem(notice)
+        }
+        return found
+    }
+
     /// Runs one statement with its parameters, prepared on first use; its rows in binary.
     @discardableResult
     func query(_ sql: String, _ parameters: [PostgresValue] = []) throws(PostgresError) -> PostgresRows {
@@ -127,23 +142,28 @@ final class PostgresConnection {
     }
 
     /// Runs the statements in order inside the open transaction, sent without waiting for each answer
-    /// (libpq's pipeline mode: one round trip per `chunk` statements instead of one each); throws the
-    /// first statement's error, after which the rest did not run and the transaction must roll back.
-    func pipeline(_ statements: [(sql: String, parameters: [PostgresValue])], chunk: Int = 256) throws(PostgresError) {
+    /// (libpq's pipeline mode: one round trip per `chunk` statements instead of one each); each
+    /// statement's rows (or rows affected), in order. Throws the first statement's error, after which
+    /// the rest did not run and the transaction must roll back.
+    @discardableResult
+    func pipeline(_ statements: [(sql: String, parameters: [PostgresValue])], chunk: Int = 256) throws(PostgresError) -> [PostgresRows] {
         // Statements are prepared first, outside the pipeline (each on its first use, as for query).
         var names: [String] = []
         for statement in statements { names.append(try statementName(for: statement.sql, parameters: statement.parameters)) }
         var start = 0
+        var rows: [PostgresRows] = []
         while start < statements.count {
             // Chunks bound what the server answers before the client reads: the answers to a few hundred
             // statements fit the socket's buffers, so neither side can block the other.
             let end = min(start + chunk, statements.count)
-            try runPipeline(statements[start..<end], names: names[start..<end])
+            rows += try runPipeline(statements[start..<end], names: names[start..<end])
             start = end
         }
+        return rows
     }
 
-    private func runPipeline(_ statements: ArraySlice<(sql: String, parameters: [PostgresValue])>, names: ArraySlice<String>) throws(PostgresError) {
+    private func runPipeline(_ statements: ArraySlice<(sql: String, parameters: [PostgresValue])>,
+                             names: ArraySlice<String>) throws(PostgresError) -> [PostgresRows] {
         func failure(_ operation: String) -> PostgresError {
             PostgresError(sqlState: nil, message: Self.trimmed(PQerrorMessage(handle)), operation: operation, connectionLost: PQstatus(handle) != CONNECTION_OK)
         }
@@ -159,6 +179,7 @@ final class PostgresConnection {
         let synced = PQpipelineSync(handle) == 1
         // Each statement's answer is its results, then a NULL; then the sync's own result.
         var firstError: PostgresError?
+        var rows: [PostgresRows] = []
         for statement in statements.prefix(sent) {
             while let result = PQgetResult(handle) {
                 let status = PQresultStatus(result)
@@ -169,6 +190,8 @@ final class PostgresConnection {
                         do { try check(result, operation: String(statement.sql.prefix(40))) } catch { firstError = error }
                         continue  // check freed it
                     }
+                } else if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK {
+                    rows.append(PostgresRows(result))
                 } else {
                     PQclear(result)
                 }
@@ -188,6 +211,7 @@ final class PostgresConnection {
         }
         if let firstError { throw firstError }
         guard sent == statements.count, synced else { throw failure("pipeline send") }
+        return rows
     }
 
     /// `parameters` in PostgreSQL's binary format, as libpq's arrays, for the length of `body`.

@@ -1,18 +1,20 @@
 import Foundation
+import QuireStats
 import QuireSupport
+import QuireWire
 
-/// The durable job store in PostgreSQL: the store several machines can reach, so that losing the
-/// broker's machine loses no accepted job (with synchronous replication, not even the database's).
+/// The durable job store in PostgreSQL: the store several brokers, on several machines, serve at the
+/// same time, so that losing any broker's machine loses no accepted job (with synchronous replication,
+/// not even the database's).
 ///
-/// One broker serves a store at a time: it holds a session advisory lock for as long as its connection
-/// lives, and every write goes through that connection. A second broker started on the same store waits
-/// as a standby until the lock is free (the first stopped, crashed, or its session was ended), then
-/// recovers the jobs and serves. A broker that loses its connection has lost the lock with it
-/// (``JobStoreError/Kind/lost``): it cannot tell whether its last commit landed, and another broker may
-/// already be serving, so it drops every job it held in memory, pauses durable jobs, and starts over
-/// from the store once it is back and its own again (``reopen(keepWaiting:onWait:)``). That is the
-/// fence: no write of a broker cut off can land after another broker took over, since its writes went
-/// through the session that ended.
+/// The store owns the jobs; each broker holds in memory only what its own workers run. A broker claims
+/// queued jobs when its workers are idle (`FOR UPDATE SKIP LOCKED`: two brokers claiming at once take
+/// different jobs), each claim a lease in the row that it renews while it holds the job. It writes an
+/// attempt's outcome fenced by the attempt number (`WHERE id = … AND attempts = … AND state =
+/// 'running'`): a broker cut off past its lease, whose job another broker took, cannot overwrite the
+/// newer attempt. Any broker's pass over the store (``maintain(now:)``) queues again what a silent
+/// broker held. Job order comes from the store's sequence, idempotency keys from its unique index.
+/// Commits notify the other brokers (`NOTIFY quire_jobs`): work to claim, jobs finished.
 final class PostgresJobStore: JobStorage {
     /// Every migration, in order; `quire_schema.version` is the number applied. Never edit one that shipped.
     static let migrations: [String] = [
@@ -45,33 +47,54 @@ final class PostgresJobStore: JobStorage {
         CREATE INDEX quire_jobs_expiry ON quire_jobs (expires_at) WHERE expires_at IS NOT NULL;
         CREATE TABLE quire_services (name text PRIMARY KEY, first_seen bigint NOT NULL);
         """,
+        // Brokers serving the store together: claims with leases, job order from the store. Jobs a
+        // broker of schema 1 left running have no lease: the first pass queues them again.
+        """
+        CREATE SEQUENCE quire_job_sequence;
+        SELECT setval('quire_job_sequence', (SELECT COALESCE(MAX(sequence), 0) + 1 FROM quire_jobs), false);
+        ALTER TABLE quire_jobs ADD COLUMN lease_until bigint, ADD COLUMN claimed_by text;
+        UPDATE quire_jobs SET lease_until = 0 WHERE state = 'running';
+        CREATE INDEX quire_jobs_ready ON quire_jobs (service, priority, sequence) WHERE state = 'queued';
+        CREATE INDEX quire_jobs_leases ON quire_jobs (lease_until) WHERE state = 'running';
+        """,
     ]
 
-    /// The advisory lock's first key ("QUIR"); the second is the schema's name hashed, so deployments
-    /// in different schemas of one database each have their broker.
-    static let lockClass: Int64 = 0x5155_4952
+    /// The channel commits notify on; the payload names the schema first, since brokers of other
+    /// schemas of the database hear it too: `<schema> work <service>` or `<schema> done <job id>`.
+    static let channel = "quire_jobs"
 
     private var connection: PostgresConnection
-    private let connectionString: String
+    /// The store's connection string, for the connection that listens (``StoreListener``).
+    let connectionString: String
     /// Where the store is, for logs (no password).
     let location: String
-    private(set) var lastSequence: Int64 = 0
+    /// This broker in the rows it claims (`claimed_by`): its host, process and a random part.
+    let brokerID: String
+    /// The schema the store lives in (the first of the search path).
+    private(set) var schema = ""
 
-    /// The server process of this store's session, whose end is the end of its lock.
+    /// The server process of this store's session.
     var serverProcess: Int32 { connection.serverProcess }
 
-    /// Connects; nothing is read or written before ``takeOver(interval:keepWaiting:onWait:)``.
+    /// Connects, and migrates the schema to this broker's version (refusing a newer one).
     init(connectionString: String) throws(JobStoreError) {
         connection = try Self.connect(connectionString)
         location = connection.location
         self.connectionString = connectionString
+        var random = SystemRandomNumberGenerator()
+        brokerID = "\(ProcessInfo.processInfo.hostName) \(getpid()) \(String(UInt32.random(in: 0...UInt32.max, using: &random), radix: 16))"
+        do {
+            try migrate()
+            schema = try connection.query("SELECT current_schema()::text").text(0, 0) ?? ""
+        } catch {
+            throw JobStoreError(error)
+        }
     }
 
-    /// After the connection was lost: a new one, which takes the store over as at start (a standby
-    /// while another broker serves it). The jobs are then recovered as at start.
-    func reopen(keepWaiting: () -> Bool, onWait: () -> Void) throws(JobStoreError) -> Bool {
+    /// After the connection was lost: a new one. The jobs this broker held stay its own while their
+    /// leases last; its writes about them are fenced.
+    func reopen() throws(JobStoreError) {
         connection = try Self.connect(connectionString)
-        return try takeOver(keepWaiting: keepWaiting, onWait: onWait)
     }
 
     private static func connect(_ connectionString: String) throws(JobStoreError) -> PostgresConnection {
@@ -82,33 +105,10 @@ final class PostgresJobStore: JobStorage {
         }
     }
 
-    /// Waits until this broker holds the store's lock (polling every `interval` while `keepWaiting()`
-    /// says so; `onWait` is told once, when another broker holds it), then migrates the schema.
-    /// Returns false when it stopped waiting.
-    func takeOver(interval: Milliseconds = 500, keepWaiting: () -> Bool, onWait: () -> Void) throws(JobStoreError) -> Bool {
-        var told = false
-        do {
-            while true {
-                let rows = try connection.query(
-                    "SELECT pg_try_advisory_lock($1::bigint::int4, hashtext(current_schema()))", [.int(Self.lockClass)])
-                if rows.bool(0, 0) == true { break }
-                if !told { onWait(); told = true }
-                guard keepWaiting() else { return false }
-                Thread.sleep(forTimeInterval: Double(interval.value) / 1_000)
-                guard keepWaiting() else { return false }
-            }
-            try migrate()
-            lastSequence = try connection.query("SELECT COALESCE(MAX(sequence), 0) FROM quire_jobs").int(0, 0) ?? 0
-        } catch {
-            throw JobStoreError(error)
-        }
-        return true
-    }
-
     private func migrate() throws(PostgresError) {
         try connection.execute("CREATE TABLE IF NOT EXISTS quire_schema (version bigint NOT NULL)")
         try connection.transaction { () throws(PostgresError) in
-            // Brokers of other schemas may migrate theirs at the same moment; this one's waits on none of them.
+            // Brokers starting together migrate one at a time; those of other schemas wait on none of them.
             try connection.execute("LOCK TABLE quire_schema IN EXCLUSIVE MODE")
             let version = Int(try connection.query("SELECT COALESCE(MAX(version), 0) FROM quire_schema").int(0, 0) ?? 0)
             guard version <= Self.migrations.count else {
@@ -131,53 +131,95 @@ final class PostgresJobStore: JobStorage {
 
     // MARK: - JobStorage
 
+    /// The machine a broker starts with: no job of its own (the store holds them, and other brokers may
+    /// be running some), the services ever seen. Jobs a stopped broker left running go back to the
+    /// queue when their lease runs out (``maintain(now:)``).
     func recoverMachine(configuration: JobConfiguration, now: Int64) throws(JobStoreError) -> JobMachine {
         do {
-            let (records, services) = try connection.transaction { () throws(PostgresError) -> ([JobRecord], [String]) in
-                try connection.query("UPDATE quire_jobs SET state = 'queued', updated_at = $1 WHERE state = 'running'", [.int(now)])
-                let rows = try connection.query("SELECT \(Self.columns) FROM quire_jobs WHERE state IN ('queued', 'running') ORDER BY sequence")
-                let names = try connection.query("SELECT name FROM quire_services")
-                return ((0..<rows.count).map { Self.record(rows, $0) }, (0..<names.count).compactMap { names.text($0, 0) })
-            }
-            return JobMachine(configuration: configuration, recovered: records, knownServices: services, lastSequence: lastSequence, now: now)
+            let names = try connection.query("SELECT name FROM quire_services")
+            let services = (0..<names.count).compactMap { names.text($0, 0) }
+            return JobMachine(configuration: configuration, recovered: [], knownServices: services, lastSequence: 0, now: now)
         } catch {
             throw JobStoreError(error)
         }
     }
 
     /// Writes the batches, in order, in one transaction (one commit: with synchronous replication,
-    /// on the standby too before it returns). The statements go to the server in a pipeline.
-    func write(_ batches: [JobBatch]) throws(JobStoreError) {
+    /// on the standby too before it returns). The statements go to the server in a pipeline. Fenced
+    /// updates that find their row changed, and new jobs whose key another broker's job took first,
+    /// are not written; the outcome names them. The other brokers are notified at the commit.
+    @discardableResult
+    func write(_ batches: [JobBatch]) throws(JobStoreError) -> JobWriteOutcome {
+        enum Check { case none, fenced(String), keyed(JobRecord) }
         var statements: [(sql: String, parameters: [PostgresValue])] = []
-        var sequence = lastSequence
+        var checks: [Check] = []
+        var notices: Set<String> = []
+        func add(_ sql: String, _ parameters: [PostgresValue], _ check: Check = .none) {
+            statements.append((sql, parameters))
+            checks.append(check)
+        }
         for changes in batches {
             for change in changes.rowChanges {
                 switch change {
                 case .service(let name):
-                    statements.append(("INSERT INTO quire_services (name, first_seen) VALUES ($1, $2) ON CONFLICT DO NOTHING", [.text(name), .int(changes.now)]))
+                    add("INSERT INTO quire_services (name, first_seen) VALUES ($1, $2) ON CONFLICT DO NOTHING", [.text(name), .int(changes.now)])
                 case .delete(let id):
-                    statements.append(("DELETE FROM quire_jobs WHERE id = $1", [.text(id)]))
+                    add("DELETE FROM quire_jobs WHERE id = $1", [.text(id)])
+                    notices.insert("done " + id)
                 case .insert(let insert):
-                    statements.append(("INSERT INTO quire_jobs (\(Self.columns), request) VALUES (\(Self.placeholders(20)))",
-                                       Self.values(insert.record) + [.bytes(FrameCoding.encode(insert.request))]))
-                    sequence = max(sequence, insert.record.sequence)
+                    add("INSERT INTO quire_jobs (\(Self.insertColumns), request, sequence) VALUES (\(Self.placeholders(19)), nextval('quire_job_sequence')) "
+                        + "ON CONFLICT (owner, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING",
+                        Self.insertValues(insert.record) + [.bytes(FrameCoding.encode(insert.request))], .keyed(insert.record))
+                    notices.insert("work " + insert.record.service)
                 case .update(let update):
                     let r = update.record
-                    statements.append(("""
+                    var sql = """
                         UPDATE quire_jobs SET state = $1, attempts = $2, updated_at = $3, started_at = $4, finished_at = $5, not_before = $6,
-                            expires_at = $7, last_error = $8, reply = COALESCE($9, reply) WHERE id = $10
-                        """, [.text(r.state.rawValue), .int(r.attempts), .int(r.updatedAt), .int(r.startedAt), .int(r.finishedAt),
-                              .int(r.notBefore), .int(r.expiresAt), .bytes(r.lastError), .bytes(update.reply.map(FrameCoding.encode)), .text(r.id)]))
+                            expires_at = $7, last_error = $8, reply = COALESCE($9, reply), lease_until = NULL, claimed_by = NULL WHERE id = $10
+                        """
+                    var parameters: [PostgresValue] = [
+                        .text(r.state.rawValue), .int(r.attempts), .int(r.updatedAt), .int(r.startedAt), .int(r.finishedAt), .int(r.notBefore),
+                        .int(r.expiresAt), .bytes(r.lastError), .bytes(update.reply.map(FrameCoding.encode)), .text(r.id),
+                    ]
+                    switch update.fence {
+                    case .none: break
+                    case .attempt(let attempt):
+                        sql += " AND attempts = $11 AND state = 'running'"
+                        parameters.append(.int(attempt))
+                    case .active:
+                        sql += " AND state IN ('queued', 'running')"
+                    }
+                    add(sql, parameters, update.fence == .none ? .none : .fenced(r.id))
+                    notices.insert(r.state.isActive ? "work " + r.service : "done " + r.id)
                 }
             }
         }
-        guard !statements.isEmpty else { return }
+        guard !statements.isEmpty else { return JobWriteOutcome() }
+        for notice in notices.sorted() {
+            add("SELECT pg_notify($1, $2)", [.text(Self.channel), .text(schema + " " + notice)])
+        }
         do {
-            try connection.transaction { () throws(PostgresError) in try connection.pipeline(statements) }
+            return try connection.transaction { () throws(PostgresError) -> JobWriteOutcome in
+                let results = try connection.pipeline(statements)
+                var outcome = JobWriteOutcome()
+                for (check, rows) in zip(checks, results) {
+                    switch check {
+                    case .none: break
+                    case .fenced(let id):
+                        if rows.affected == 0 { outcome.refused.insert(id) }
+                    case .keyed(let record):
+                        // Another broker's job took the key first (its commit came while this one waited).
+                        guard rows.affected == 0, let key = record.idempotencyKey else { continue }
+                        let existing = try connection.query("SELECT id FROM quire_jobs WHERE owner = $1 AND idempotency_key = $2",
+                                                            [.text(record.owner), .text(key)])
+                        if let id = existing.text(0, 0) { outcome.merged[record.id] = id }
+                    }
+                }
+                return outcome
+            }
         } catch {
             throw JobStoreError(error)
         }
-        lastSequence = sequence
     }
 
     func load(_ load: JobLoad) -> JobLoad.Result {
@@ -205,6 +247,91 @@ final class PostgresJobStore: JobStorage {
         }
     }
 
+    // MARK: - Claims and leases
+
+    func claim(_ claim: JobClaim) throws(JobStoreError) -> [ClaimedJob] {
+        let sql = """
+            UPDATE quire_jobs j SET state = 'running', attempts = j.attempts + 1, started_at = $2, updated_at = $2, lease_until = $3, claimed_by = $4
+            FROM (SELECT id FROM quire_jobs WHERE service = $1 AND state = 'queued' AND not_before <= $2 AND (deadline IS NULL OR deadline > $2)
+                  ORDER BY priority, sequence LIMIT $5 FOR UPDATE SKIP LOCKED) c
+            WHERE j.id = c.id
+            RETURNING \(Self.columns.split(separator: ",").map { "j." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", ")), j.request
+            """
+        do {
+            let rows = try connection.query(sql, [.text(claim.service), .int(claim.now), .int(claim.until), .text(brokerID), .int(claim.count)])
+            let jobs = (0..<rows.count).map { row in
+                ClaimedJob(record: Self.record(rows, row), request: rows.bytes(row, Self.columnCount).flatMap(FrameCoding.decode) ?? [])
+            }
+            return jobs.sorted { ($0.record.priority.rawValue, $0.record.sequence) < ($1.record.priority.rawValue, $1.record.sequence) }
+        } catch {
+            throw JobStoreError(error)
+        }
+    }
+
+    func renew(_ ids: [String], until: Int64) throws(JobStoreError) -> Set<String> {
+        guard !ids.isEmpty else { return [] }
+        do {
+            // The ids travel as one text parameter, split by the server: job ids are hexadecimal.
+            let rows = try connection.query(
+                "UPDATE quire_jobs SET lease_until = $1 WHERE state = 'running' AND claimed_by = $2 AND id = ANY(string_to_array($3, ',')) RETURNING id",
+                [.int(until), .text(brokerID), .text(ids.joined(separator: ","))])
+            return Set((0..<rows.count).compactMap { rows.text($0, 0) })
+        } catch {
+            throw JobStoreError(error)
+        }
+    }
+
+    func maintain(now: Int64) throws(JobStoreError) -> JobMaintenance {
+        let silent = WireError(.timeout, "the broker that held the job stopped renewing its lease")
+        let dead = WireError(.jobDead, "no attempt left; the last: timeout: the broker that held the job stopped renewing its lease")
+        let late = WireError(.deadlineExceeded, "the job's deadline passed before it finished")
+        do {
+            return try connection.transaction { () throws(PostgresError) -> JobMaintenance in
+                var found = JobMaintenance()
+                let expired = try connection.query("""
+                    UPDATE quire_jobs SET state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'queued' END, updated_at = $1,
+                        finished_at = CASE WHEN attempts >= max_attempts THEN $1 END,
+                        expires_at = CASE WHEN attempts >= max_attempts THEN $1 + result_ttl END,
+                        last_error = CASE WHEN attempts >= max_attempts THEN $3 ELSE $2 END, lease_until = NULL, claimed_by = NULL
+                    WHERE state = 'running' AND lease_until < $1
+                    RETURNING id, service, state
+                    """, [.int(now), .bytes(silent.jsonFrame), .bytes(dead.jsonFrame)])
+                for row in 0..<expired.count {
+                    guard let id = expired.text(row, 0), let service = expired.text(row, 1) else { continue }
+                    found.leasesExpired[service, default: 0] += 1
+                    if expired.text(row, 2) == JobState.dead.rawValue { found.finished.append(id) }
+                }
+                let late = try connection.query("""
+                    UPDATE quire_jobs SET state = 'expired', updated_at = $1, finished_at = $1, expires_at = $1 + result_ttl, last_error = $2
+                    WHERE state = 'queued' AND deadline <= $1 RETURNING id
+                    """, [.int(now), .bytes(late.jsonFrame)])
+                found.finished += (0..<late.count).compactMap { late.text($0, 0) }
+                let depth = try connection.query("SELECT service, priority, count(*) FROM quire_jobs WHERE state = 'queued' GROUP BY service, priority")
+                for row in 0..<depth.count {
+                    guard let service = depth.text(row, 0) else { continue }
+                    let count = Int(depth.int(row, 2) ?? 0)
+                    var d = found.depth[service] ?? PriorityDepth()
+                    switch JobPriority(rawValue: Int(depth.int(row, 1) ?? 1)) ?? .normal {
+                    case .high: d.high += count
+                    case .normal: d.normal += count
+                    case .low: d.low += count
+                    }
+                    found.depth[service] = d
+                }
+                let names = try connection.query("SELECT name FROM quire_services")
+                found.services = Set((0..<names.count).compactMap { names.text($0, 0) })
+                var notices = found.finished.map { "done " + $0 }
+                notices += found.leasesExpired.keys.map { "work " + $0 }
+                for notice in notices {
+                    try connection.query("SELECT pg_notify($1, $2)", [.text(Self.channel), .text(schema + " " + notice)])
+                }
+                return found
+            }
+        } catch {
+            throw JobStoreError(error)
+        }
+    }
+
     // MARK: - Rows
 
     private static let columns = """
@@ -212,12 +339,20 @@ final class PostgresJobStore: JobStorage {
         started_at, finished_at, not_before, deadline, result_ttl, expires_at, sequence, request_bytes, last_error
         """
 
+    private static let columnCount = 19
+
+    /// A new row's columns but its sequence, which the store's sequence gives.
+    private static let insertColumns = """
+        id, service, owner, idempotency_key, priority, state, attempts, max_attempts, created_at, updated_at,
+        started_at, finished_at, not_before, deadline, result_ttl, expires_at, request_bytes, last_error
+        """
+
     private static func placeholders(_ count: Int) -> String { (1...count).map { "$\($0)" }.joined(separator: ", ") }
 
-    private static func values(_ r: JobRecord) -> [PostgresValue] {
+    private static func insertValues(_ r: JobRecord) -> [PostgresValue] {
         [.text(r.id), .text(r.service), .text(r.owner), .text(r.idempotencyKey), .int(r.priority.rawValue), .text(r.state.rawValue),
          .int(r.attempts), .int(r.maxAttempts), .int(r.createdAt), .int(r.updatedAt), .int(r.startedAt), .int(r.finishedAt),
-         .int(r.notBefore), .int(r.deadline), .int(r.resultTTL), .int(r.expiresAt), .int(r.sequence), .int(r.requestBytes), .bytes(r.lastError)]
+         .int(r.notBefore), .int(r.deadline), .int(r.resultTTL), .int(r.expiresAt), .int(r.requestBytes), .bytes(r.lastError)]
     }
 
     private func record(where condition: String, _ parameters: [PostgresValue]) throws(PostgresError) -> JobRecord? {

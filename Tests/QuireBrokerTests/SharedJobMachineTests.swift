@@ -1,0 +1,188 @@
+import Foundation
+import QuireStats
+import QuireSupport
+import QuireWire
+import Testing
+
+@testable import QuireBroker
+
+/// Several brokers on one shared store (PostgreSQL's behaviour, in memory): the store owns the queue,
+/// each broker holds what its workers run, claims, leases and fenced writes. No socket, disk or clock.
+@Suite struct SharedJobMachineTests {
+    static let configuration: JobConfiguration = {
+        var configuration = JobRig.configuration
+        configuration.store = "postgresql://test/quire"
+        configuration.storeLease = 3_000
+        configuration.storePoll = 500
+        return configuration
+    }()
+
+    /// Two brokers, `a` and `b`, on one store; neither has a worker yet.
+    static func brokers() -> (JobRig, JobRig) {
+        let store = MemoryJobStorage(shared: true, broker: "a")
+        var a = JobRig(configuration: configuration, storage: store)
+        var b = JobRig(configuration: configuration, storage: store.asBroker("b"))
+        a.free(0)
+        b.free(0)
+        return (a, b)
+    }
+
+    static func result(of actions: [JobMachine.Action], to peer: String) -> JobRig.Reply? {
+        JobRig.replies(actions).first { $0.peer == peer && $0.service == Titanic.reply }
+    }
+
+    @Test func aJobAcceptedByOneBrokerIsClaimedAndRunByTheBrokerWithAnIdleWorker() throws {
+        var (a, b) = Self.brokers()
+        let (id, submitted) = a.submit()
+        let job = try #require(id)
+        #expect(JobRig.dispatches(submitted).isEmpty)
+        #expect(a.machine.active[job] == nil, "once committed, the job is the store's")
+        #expect(a.rows[job]?.record.state == .queued)
+
+        b.free(1)
+        let claimed = b.tick()  // the poll: b's idle worker claims
+        let dispatched = try #require(JobRig.dispatches(claimed).first)
+        #expect(b.claims.map(\.service) == ["ocr"])
+        #expect(b.rows[job]?.record.state == .running && b.rows[job]?.record.attempts == 1)
+        #expect(b.storage.rows[job]?.claimedBy == "b")
+
+        let done = b.handle(.attemptReplied(tag: dispatched.tag, body: [Array("text".utf8)])) + b.endTurn()
+        #expect(done.contains(.statistic(.completed(service: "ocr", bytes: 4))))
+        #expect(b.rows[job]?.record.state == .done)
+        #expect(b.machine.active.isEmpty && b.machine.held.isEmpty)
+
+        // Either broker answers for it, from the store.
+        let fromA = Self.result(of: a.ask(Titanic.reply, [Array(job.utf8)]), to: "c")
+        #expect(fromA?.body == [Array("200".utf8), Array("text".utf8)])
+    }
+
+    @Test func theSubmittingBrokerClaimsAtOnceWhenItsOwnWorkerIsIdle() throws {
+        var (a, _) = Self.brokers()
+        a.free(1)
+        let (id, actions) = a.submit()
+        let job = try #require(id)
+        #expect(JobRig.dispatches(actions).count == 1, "claimed right after the commit, without waiting for the poll")
+        #expect(a.machine.held[job] == 1)
+    }
+
+    @Test func aBrokerCutOffPastItsLeaseLosesTheJobAndItsLateResultIsRefused() throws {
+        var (a, b) = Self.brokers()
+        let job = try #require(a.submit().id)
+        b.free(1)
+        let first = try #require(JobRig.dispatches(b.tick()).first)
+        // b falls silent: no renewal. Past the lease, a's pass queues the job again and a's worker takes it.
+        a.advance(ms: 3_500)
+        a.free(1)
+        let retaken = a.tick()
+        #expect(retaken.contains(.statistic(.leasesExpired(service: "ocr", count: 1))))
+        let second = try #require(JobRig.dispatches(retaken).first)
+        #expect(a.rows[job]?.record.attempts == 2 && a.storage.rows[job]?.claimedBy == "a")
+
+        // b comes back: its worker's reply is written fenced by attempt 1, and refused.
+        b.advance(ms: 3_500)
+        let late = b.handle(.attemptReplied(tag: first.tag, body: [Array("late".utf8)])) + b.endTurn()
+        #expect(late.contains(.statistic(.fenceRefused(service: "ocr"))))
+        #expect(b.machine.active[job] == nil, "b lets the job go")
+        #expect(a.rows[job]?.record.state == .running, "attempt 2 is untouched")
+
+        _ = a.handle(.attemptReplied(tag: second.tag, body: [Array("right".utf8)])) + a.endTurn()
+        #expect(a.rows[job]?.record.state == .done && a.storage.rows[job]?.reply == [Array("right".utf8)])
+    }
+
+    @Test func leasesAreRenewedWhileHeldAndAJobTheStoreGaveAwayIsLetGo() throws {
+        var (a, b) = Self.brokers()
+        let job = try #require(a.submit().id)
+        b.free(1)
+        _ = try #require(JobRig.dispatches(b.tick()).first)
+        b.advance(ms: 1_100)
+        _ = b.tick()
+        #expect((b.storage.rows[job]?.leaseUntil ?? 0) >= b.now + 2_000, "renewed every third of the lease")
+        // A client closes the job meanwhile (through a): b's next renewal finds it gone.
+        let closed = JobRig.replies(a.ask(Titanic.close, [Array(job.utf8)])).first
+        #expect(closed?.status == "200")
+        b.advance(ms: 1_100)
+        let renewal = b.tick()
+        #expect(renewal.contains(.statistic(.leaseLost(service: "ocr"))))
+        #expect(b.machine.held.isEmpty && b.machine.active.isEmpty)
+    }
+
+    @Test func aRetryGoesBackToTheStoresQueueAndAnyBrokerTakesItAfterItsBackoff() throws {
+        var (a, b) = Self.brokers()
+        let job = try #require(a.submit().id)
+        b.free(1)
+        let attempt = try #require(JobRig.dispatches(b.tick()).first)
+        let failed = b.handle(.attemptFailed(tag: attempt.tag, error: WireError(.timeout, "slow", service: "ocr"), reachedWorker: true)) + b.endTurn()
+        #expect(failed.contains(.statistic(.retried(service: "ocr"))))
+        #expect(b.rows[job]?.record.state == .queued && b.rows[job]?.record.attempts == 1)
+        #expect(b.machine.active[job] == nil, "queued again: the store's")
+        a.free(1)
+        #expect(JobRig.dispatches(a.tick()).isEmpty, "not before its backoff")
+        a.advance(ms: 60_000)
+        #expect(JobRig.dispatches(a.tick()).count == 1)
+        #expect(a.rows[job]?.record.attempts == 2)
+    }
+
+    @Test func aReaderWaitingAtOneBrokerIsAnsweredWhenAnotherFinishesTheJob() throws {
+        var (a, b) = Self.brokers()
+        let job = try #require(a.submit().id)
+        let waiting = a.ask(Titanic.reply, [Array(job.utf8), Array(#"{"waitMs":10000}"#.utf8)], from: "reader")
+        #expect(Self.result(of: waiting, to: "reader") == nil, "held")
+        b.free(1)
+        let attempt = try #require(JobRig.dispatches(b.tick()).first)
+        _ = b.handle(.attemptReplied(tag: attempt.tag, body: [Array("text".utf8)])) + b.endTurn()
+        // b's commit notifies: a reads the job again and answers its reader.
+        let woken = a.handle(.notified(work: [], done: [job], a.workers))
+        #expect(Self.result(of: woken, to: "reader")?.body == [Array("200".utf8), Array("text".utf8)])
+    }
+
+    @Test func aReaderIsAnsweredAtThePollWhenNoNotificationCame() throws {
+        var (a, b) = Self.brokers()
+        let job = try #require(a.submit().id)
+        _ = a.ask(Titanic.reply, [Array(job.utf8), Array(#"{"waitMs":10000}"#.utf8)], from: "reader")
+        b.free(1)
+        let attempt = try #require(JobRig.dispatches(b.tick()).first)
+        _ = b.handle(.attemptReplied(tag: attempt.tag, body: [Array("text".utf8)])) + b.endTurn()
+        a.advance(ms: 600)
+        #expect(Self.result(of: a.tick(), to: "reader")?.status == "200")
+    }
+
+    @Test func aCancelThroughAnyBrokerEndsAJobAnotherRunsAndItsResultIsRefused() throws {
+        var (a, b) = Self.brokers()
+        let job = try #require(a.submit().id)
+        b.free(1)
+        let attempt = try #require(JobRig.dispatches(b.tick()).first)
+        let cancel = JobRig.replies(a.ask(Titanic.cancel, [Array(job.utf8)])).first
+        #expect(cancel?.status == "200")
+        #expect(a.rows[job]?.record.state == .cancelled)
+        let late = b.handle(.attemptReplied(tag: attempt.tag, body: [Array("text".utf8)])) + b.endTurn()
+        #expect(late.contains(.statistic(.fenceRefused(service: "ocr"))))
+        #expect(a.rows[job]?.record.state == .cancelled)
+    }
+
+    @Test func theSameKeySubmittedToTwoBrokersAtOnceIsOneJob() throws {
+        var (a, b) = Self.brokers()
+        // Both look the key up before either commits: each makes a job; the store keeps the first.
+        let first = try #require(a.submit(#""idempotencyKey":"receipt-42""#).id)
+        // b's lookup of the key was answered (none yet) before a's commit: it admits a job of its own.
+        let racing = b.handle(.loaded(.key(owner: "", key: "receipt-42", then: JobSubmission(
+            client: JobClient(peer: Array("d".utf8), dialect: .mdp02), owner: "", target: "ocr", request: [[1]], priority: .normal,
+            idempotencyKey: "receipt-42", maxAttempts: 3, deadlineMs: nil, ttlSeconds: 60)), .record(nil)))
+        let answer = JobRig.replies(racing + b.endTurn()).first { $0.peer == "d" }
+        #expect(answer?.body == [Array("200".utf8), Array(first.utf8)], "the second broker answers with the first job's id")
+        #expect(b.rows.values.filter { $0.record.idempotencyKey == "receipt-42" }.count == 1)
+        #expect(b.machine.active.isEmpty)
+    }
+
+    @Test func theQueueBoundCountsWhatTheStoreHolds() throws {
+        var configuration = Self.configuration
+        configuration.maxActiveJobs = 3
+        let store = MemoryJobStorage(shared: true)
+        var a = JobRig(configuration: configuration, storage: store)
+        a.free(0)
+        for _ in 0..<3 { _ = try #require(a.submit().id) }
+        a.advance(ms: 600)
+        _ = a.tick()  // the pass counts the queue
+        let refused = JobRig.replies(a.submit().actions).first
+        #expect(refused?.error?.code == .busy)
+    }
+}
