@@ -29,6 +29,9 @@ public struct JobsBenchOptions: Sendable, Equatable {
     /// A PostgreSQL server (`postgresql://…`): the run's store is a fresh schema in its database
     /// (dropped afterwards) instead of SQLite in ``directory``.
     public var postgres: String?
+    /// Brokers serving the PostgreSQL store together, each with its own echo workers and a client of
+    /// its own; the submissions are spread over them. SQLite has one broker.
+    public var brokers = 2
     public var phaseTimeout: Milliseconds = 120_000
 
     public init() {}
@@ -39,6 +42,8 @@ public struct JobsBenchReport: Sendable, Codable, Equatable {
     public var machine: MachineInfo
     /// `sqlite`, or `postgresql`.
     public var store: String
+    /// Brokers serving the store together.
+    public var brokers: Int
     public var payloadBytes: Int
     public var inFlight: Int
     public var workers: Int
@@ -60,11 +65,11 @@ public struct JobsBenchReport: Sendable, Codable, Equatable {
     public func markdown() -> String {
         func f(_ value: Double) -> String { String(format: "%.0f", value) }
         return """
-            | durable jobs in \(store == "sqlite" ? "SQLite" : "PostgreSQL") (\(payloadBytes / 1_000) KB bodies) | value |
+            | durable jobs in \(store == "sqlite" ? "SQLite" : "PostgreSQL"), \(brokers == 1 ? "one broker" : "\(brokers) brokers") (\(payloadBytes / 1_000) KB bodies) | value |
             | --- | ---: |
             | submits/s, \(inFlight) in flight (\(submits) jobs\(drain ? ", \(workers) echo workers draining" : "")) | \(f(submitsPerSecond)) (\(String(format: "%.1f", megabytesPerSecond)) MB/s) |
             | one submit at low load, p50 / p99 | \(f(submitP50Microseconds)) µs / \(f(submitP99Microseconds)) µs |
-            | submit → result at low load, \(workers) echo workers, p50 / p90 / p99 (\(latencyJobs) jobs) | \(f(resultP50Microseconds)) µs / \(f(resultP90Microseconds)) µs / \(f(resultP99Microseconds)) µs |
+            | submit → result at low load, \(workers) echo workers\(brokers > 1 ? " per broker" : ""), p50 / p90 / p99 (\(latencyJobs) jobs) | \(f(resultP50Microseconds)) µs / \(f(resultP90Microseconds)) µs / \(f(resultP99Microseconds)) µs |
             | store size afterwards | \(storeBytes / 1_000_000) MB |
 
             Machine: \(machine.summary).
@@ -76,8 +81,9 @@ public struct JobsBenchReport: Sendable, Codable, Equatable {
 }
 
 /// `quire bench jobs`: a broker with a job store, echo workers and a client in one process over TCP
-/// loopback. Measures durable submissions per second (each acknowledged only once on disk) and the
-/// time from submission to result at low load.
+/// loopback (on PostgreSQL, possibly several brokers serving one store, each with its own). Measures
+/// durable submissions per second (each acknowledged only once on disk) and the time from submission
+/// to result at low load.
 public final class JobsBenchmark: Sendable {
     public let options: JobsBenchOptions
     private let logger: Logger
@@ -105,24 +111,29 @@ public final class JobsBenchmark: Sendable {
 
         var configuration = BrokerConfiguration(bind: "tcp://127.0.0.1:*")
         configuration.jobs = JobConfiguration(directory: directory, store: scratch?.uri, services: ["echo", "bench.sink"])
-        // Echo workers with a context of their own, as a separate process would have.
-        let echo = WorkerGroup(service: EchoService.make(name: "echo"), count: options.workers, keepsHeartbeat: true, context: .own,
-                               threadName: "bench-worker")
-        progress("starting the broker with its job store in \(scratch.map { "PostgreSQL, schema \($0.name)" } ?? directory)")
-        let stack: Stack
-        do {
-            stack = try Stack.start(StackConfiguration(broker: configuration, workers: [echo]), logger: logger)
-        } catch let error as StackError {
-            throw BenchError(error.description)
+        let brokers = scratch == nil ? 1 : options.brokers
+        progress("starting \(brokers == 1 ? "the broker" : "\(brokers) brokers") with the job store in \(scratch.map { "PostgreSQL, schema \($0.name)" } ?? directory)")
+        var stacks: [Stack] = []
+        for _ in 0..<brokers {
+            // Echo workers with a context of their own, as a separate process would have.
+            let echo = WorkerGroup(service: EchoService.make(name: "echo"), count: options.workers, keepsHeartbeat: true, context: .own,
+                                   threadName: "bench-worker")
+            do {
+                stacks.append(try Stack.start(StackConfiguration(broker: configuration, workers: [echo]), logger: logger))
+            } catch let error as StackError {
+                throw BenchError(error.description)
+            }
+            rig.stopBroker = { [stacks] in stacks.reversed().map { $0.stop() }.allSatisfy { $0 } }
         }
-        rig.stopBroker = { stack.stop() }
-        let endpoint = stack.endpoint
 
         let clientContext = try Context()
         rig.contexts.append(clientContext)
-        let client = try QuireClient(configuration: ClientConfiguration(broker: endpoint, timeout: 30_000, retries: 0, maxInFlight: options.inFlight),
-                                     context: clientContext)
-        rig.clients.append(client)
+        // A client per broker; the submissions in flight are shared out among them.
+        let clients = try stacks.map { stack in
+            try QuireClient(configuration: ClientConfiguration(broker: stack.endpoint, timeout: 30_000, retries: 0, maxInFlight: options.inFlight),
+                            context: clientContext)
+        }
+        rig.clients += clients
 
         // Bytes no store can compress, as a JPEG's are (PostgreSQL compresses large values; SQLite does not).
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
@@ -143,7 +154,8 @@ public final class JobsBenchmark: Sendable {
             let answered = TicketCounter()
             let start = Instant.now()
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for _ in 0..<min(inFlight, submits) {
+                for index in 0..<min(inFlight, submits) {
+                    let client = clients[index % clients.count]
                     group.addTask {
                         while tickets.take() < submits {
                             let reply = try await client.request(service: Titanic.request, body: body)
@@ -160,9 +172,12 @@ public final class JobsBenchmark: Sendable {
         }
 
         progress("\(options.latencyJobs) jobs one at a time: submit, then wait for the result")
-        let latencyClient = try QuireClient(configuration: ClientConfiguration(broker: endpoint, timeout: 30_000, retries: 0, maxInFlight: 1),
-                                            context: clientContext)
-        rig.clients.append(latencyClient)
+        let latencyClients = try stacks.map { stack in
+            try QuireClient(configuration: ClientConfiguration(broker: stack.endpoint, timeout: 30_000, retries: 0, maxInFlight: 1),
+                            context: clientContext)
+        }
+        rig.clients += latencyClients
+        let latencyClient = latencyClients[0]
         let latencyJobs = options.latencyJobs
         let small: [[UInt8]] = [Array("echo".utf8), payload]
         let (submitSamples, resultSamples) = try awaitBlocking("the latency run", timeout: options.phaseTimeout) {
@@ -176,7 +191,9 @@ public final class JobsBenchmark: Sendable {
             }
             var submitTimes: [UInt64] = []
             var resultTimes: [UInt64] = []
-            for _ in 0..<latencyJobs {
+            for index in 0..<latencyJobs {
+                // Each job to the next broker; its result asked of the broker it went to.
+                let latencyClient = latencyClients[index % latencyClients.count]
                 let start = Instant.now()
                 let accepted = try await latencyClient.request(service: Titanic.request, body: small)
                 let submitted = Instant.now()
@@ -196,7 +213,7 @@ public final class JobsBenchmark: Sendable {
             sum + ((try? FileManager.default.attributesOfItem(atPath: storePath + suffix)[.size] as? NSNumber)?.int64Value ?? 0)
         }
         return JobsBenchReport(
-            machine: MachineInfo.current(), store: scratch == nil ? "sqlite" : "postgresql", payloadBytes: options.payloadBytes, inFlight: inFlight, workers: options.workers, drain: options.drain,
+            machine: MachineInfo.current(), store: scratch == nil ? "sqlite" : "postgresql", brokers: brokers, payloadBytes: options.payloadBytes, inFlight: inFlight, workers: options.workers, drain: options.drain,
             submits: completed, seconds: (seconds * 1_000).rounded() / 1_000, submitsPerSecond: (Double(completed) / seconds).rounded(),
             megabytesPerSecond: Double(completed * options.payloadBytes) / seconds / 1e6,
             submitP50Microseconds: submitLatency.p50.rounded(), submitP99Microseconds: submitLatency.p99.rounded(),

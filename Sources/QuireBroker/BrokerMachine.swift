@@ -98,10 +98,12 @@ struct BrokerMachine: Sendable {
             job(.tick(workers), now: now, wallClock: wallClock, random: &random, into: &actions)
         case .shutdown:
             // The broker stops first, so that the last commit hands no job to a leaving worker. Jobs
-            // stay in the store; those running now are queued again at the next start.
+            // stay in the store; those running now are queued again at the next start (in a shared
+            // store, at once: the last commit gives them back to the other brokers).
             absorb(broker.handle(.shutdown, now: now), now: now, wallClock: wallClock, random: &random, into: &actions)
             guard jobs != nil else { break }
             job(.shutdown, now: now, wallClock: wallClock, random: &random, into: &actions)
+            if jobs?.configuration.shared == true, !jobsPaused { jobs?.releaseHeld(now: wallClock) }
             let workers = broker.jobWorkers
             job(.endOfTurn(workers), now: now, wallClock: wallClock, random: &random, into: &actions)
         case .loaded(let load, let result):

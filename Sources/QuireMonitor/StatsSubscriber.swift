@@ -26,9 +26,7 @@ public final class StatsSubscriber {
         try socket.setReconnectInterval(milliseconds: 200, maxMilliseconds: 2_000)
         try socket.subscribe(Array(StatsTopic.snapshot.utf8))
         if events { try socket.subscribe(Array(StatsTopic.event.utf8)) }
-        // Several brokers (`tcp://a:5556,tcp://b:5556`): subscribed to all, so the snapshots come from
-        // whichever serves (a standby broker publishes none).
-        for one in BrokerEndpoints.split(endpoint) { try socket.connect(one) }
+        try socket.connect(endpoint)
         self.endpoint = endpoint
         self.socket = socket
     }

@@ -114,6 +114,8 @@ enum BenchJobsCommand {
                 help: "keep the store in DIR"),
         Setting(\.postgres, flag: "store", JobConfiguration.storeValue.optional(none: "SQLite only"),
                 help: "also measure PostgreSQL, in one run with SQLite: a fresh schema in URI's database, dropped after"),
+        Setting(\.brokers, flag: "brokers", .integer(1...16),
+                help: "with --store, also measure this many brokers serving the PostgreSQL store together (each with its own workers)"),
     ]
 
     static let command = Command(
@@ -122,7 +124,9 @@ enum BenchJobsCommand {
         discussion: """
             Measures durable jobs in one process over TCP loopback: a broker with its SQLite job store (in
             a temporary folder unless --data is given), echo workers draining the jobs, and a client;
-            with --store, the same again on PostgreSQL (a fresh schema, dropped after).
+            with --store, the same again on PostgreSQL (a fresh schema, dropped after), with one broker
+            and then with --brokers brokers serving the store together (2 by default), the
+            submissions spread over them.
             First pipelined submissions (each acknowledged only once committed with fsync) for
             submits/s, then jobs one at a time for the time from submission to result. Prints a Markdown
             table for the README. Build with -c release before measuring.
@@ -142,11 +146,17 @@ enum BenchJobsCommand {
             if !quiet { printError("bench: " + line) }
         }
         do {
-            // With a PostgreSQL server: SQLite first, then PostgreSQL, the same runs in one go.
+            // With a PostgreSQL server: SQLite first, then PostgreSQL with one broker and with several,
+            // the same runs in one go.
             var sqlite = options
             sqlite.postgres = nil
             var reports = [try JobsBenchmark(options: sqlite, logger: logger, progress: progress).run()]
-            if options.postgres != nil { reports.append(try JobsBenchmark(options: options, logger: logger, progress: progress).run()) }
+            if options.postgres != nil {
+                var one = options
+                one.brokers = 1
+                reports.append(try JobsBenchmark(options: one, logger: logger, progress: progress).run())
+                if options.brokers > 1 { reports.append(try JobsBenchmark(options: options, logger: logger, progress: progress).run()) }
+            }
             let json = try invocation.value(BenchOptions.json, or: false)
             if json {
                 printOut(reports.count == 1 ? reports[0].json() : "[" + reports.map { $0.json() }.joined(separator: ",") + "]")

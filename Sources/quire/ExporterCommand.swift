@@ -26,7 +26,7 @@ enum ExporterCommand {
             throw UsageError(command: command, message: "unexpected argument '\(invocation.positionals[0])'")
         }
         let listen = try invocation.value(Self.listen, or: ":9464")
-        let endpoint = try invocation.value(StatsOptions.endpoint, or: "tcp://127.0.0.1:5556")
+        let endpoint = try StatsOptions.endpoint(invocation)
         let logger = try CommonOptions.logger("quire.exporter", invocation)
         let context = try Context()
         let exporter = try Exporter(statsEndpoint: endpoint, listen: listen, context: context, logger: logger,

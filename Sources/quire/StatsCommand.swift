@@ -9,8 +9,18 @@ import Glibc
 
 /// Where `quire stats` and `quire exporter` subscribe.
 enum StatsOptions {
-    static let endpoint = Option("stats", variable: "QUIRE_STATS", .string("ENDPOINT[,ENDPOINT…]"), default: "tcp://127.0.0.1:5556",
-                                 help: "the broker's stats socket (quire broker --stats); several brokers' separated by commas: the one serving publishes")
+    static let endpoint = Option("stats", variable: "QUIRE_STATS", .string("ENDPOINT"), default: "tcp://127.0.0.1:5556",
+                                 help: "the broker's stats socket (quire broker --stats); brokers sharing a store each publish their own: one per broker")
+
+    /// The one broker's stats endpoint: a list would mix the figures of brokers that serve together.
+    static func endpoint(_ invocation: Invocation) throws -> String {
+        let endpoint = try invocation.value(Self.endpoint, or: "tcp://127.0.0.1:5556")
+        guard !endpoint.contains(",") else {
+            throw UsageError(command: invocation.command, message: "--stats takes one broker's stats socket: brokers that share a store "
+                             + "each publish their own figures (run one per broker)")
+        }
+        return endpoint
+    }
 }
 
 enum StatsCommand {
@@ -40,7 +50,7 @@ enum StatsCommand {
         if try invocation.value(events, or: false) && !json {
             throw UsageError(command: command, message: "--events needs --json")
         }
-        let endpoint = try invocation.value(StatsOptions.endpoint, or: "tcp://127.0.0.1:5556")
+        let endpoint = try StatsOptions.endpoint(invocation)
         let timeout = try invocation.value(Self.timeout, or: 10_000)
         let output: StatsTerminal.Output = json ? .json(events: try invocation.value(events, or: false)) : .table
         let context = try Context()

@@ -14,12 +14,33 @@ import Testing
         var rows: [String: (record: JobRecord, request: [[UInt8]], reply: [[UInt8]]?)] = [:]
         /// The recoveries asked for after a lost store.
         var recoveries: [JobConfiguration] = []
+        /// A store brokers share, in memory: when set, the store's work goes to it.
+        var shared: MemoryJobStorage?
+        /// The shared store cannot be reached from this broker: writes wait, as on the store's thread
+        /// behind a recovery, until ``storeBack()``.
+        var storeDown = false
+        var waitingWrites: [JobBatch] = []
 
-        init(jobs: Bool = true) {
+        init(jobs: Bool = true, shared: MemoryJobStorage? = nil) {
             let configuration = BrokerConfiguration(heartbeatInterval: 1_000, heartbeatLiveness: 3, busyWorkerTimeout: 20_000, requestTimeout: 5_000,
                                                     maxAttempts: 2, maxQueuedRequests: 3, maxMessageBytes: 1_024, maxFrames: 8)
-            let job = JobMachine(configuration: JobRig.configuration, recovered: [], knownServices: [], lastSequence: 0, now: wallClock)
+            var jobConfiguration = JobRig.configuration
+            if shared != nil { jobConfiguration.store = "postgresql://test/quire" }
+            let job = JobMachine(configuration: jobConfiguration, recovered: [], knownServices: [], lastSequence: 0, now: wallClock)
             machine = BrokerMachine(broker: BrokerState(configuration: configuration), jobs: jobs ? job : nil)
+            self.shared = shared
+        }
+
+        /// The shared store is reachable again: the writes that waited go, then the machine hears so.
+        mutating func storeBack() -> [Sent] {
+            storeDown = false
+            var sent: [Sent] = []
+            for batch in waitingWrites {
+                let outcome = (try? shared?.write([batch])) ?? JobWriteOutcome()
+                sent += handle(.committed(batch, outcome))
+            }
+            waitingWrites = []
+            return sent
         }
 
         /// Handles the event and carries out store actions in memory; returns the frames sent, by peer.
@@ -33,6 +54,18 @@ import Testing
                 switch action {
                 case .send(let peer, let frames):
                     sent.append(Sent(peer: String(decoding: peer, as: UTF8.self), frames: frames))
+                case .persist(let batch) where shared != nil:
+                    if storeDown {
+                        waitingWrites.append(batch)
+                    } else {
+                        let outcome = (try? shared?.write([batch])) ?? JobWriteOutcome()
+                        pending += machine.handle(.committed(batch, outcome), now: now, wallClock: wallClock, random: &random)
+                    }
+                case .load(let load) where shared != nil:
+                    pending += machine.handle(.loaded(load, shared!.load(load)), now: now, wallClock: wallClock, random: &random)
+                case .claim(let claim) where shared != nil && !storeDown:
+                    let taken = Result<[ClaimedJob], JobStoreError> { () throws(JobStoreError) -> [ClaimedJob] in try shared!.claim(claim) }
+                    pending += machine.handle(.claimed(claim, taken, seconds: 0.001), now: now, wallClock: wallClock, random: &random)
                 case .persist(let batch):
                     for insert in batch.inserts { rows[insert.record.id] = (insert.record, insert.request, nil) }
                     for (id, update) in batch.updates {
@@ -169,6 +202,43 @@ import Testing
         #expect(rig.rows[jobID]?.reply == nil, "a reply to the lost machine's attempt is dropped")
         _ = rig.send("w2", MajordomoCodec.workerReply(.mdp02, .final, address: newAttempt, body: [Array("fresh".utf8)]) ?? [])
         #expect(rig.rows[jobID]?.reply == [Array("fresh".utf8)])
+        #expect(offersJobs(&rig) == "200", "durable jobs offered again")
+    }
+
+    @Test func aSharedStoreLostKeepsTheJobsItsWorkersRunAndTheirLateWriteIsFencedOnceItIsBack() throws {
+        let store = MemoryJobStorage(shared: true)
+        var rig = Rig(shared: store)
+        rig.machine.broker.statistics.keepStore(kind: "postgresql")
+        _ = rig.send("w", MajordomoCodec.workerReady(.mdp02, service: "ocr"))
+        let submitted = rig.send("c", MajordomoCodec.clientRequest(.mdp02, service: Titanic.request, body: [Array("ocr".utf8), Array("page".utf8)]))
+        let jobID = String(decoding: try #require(submitted.first { $0.peer == "c" }?.frames.last), as: UTF8.self)
+        let attempt = try #require(submitted.first { $0.peer == "w" }?.requestAddress, "claimed from the store and sent to the worker")
+
+        // The store is lost: new durable jobs are refused, but the job the worker runs stays this broker's.
+        rig.storeDown = true
+        _ = rig.handle(.storeLost(JobStoreError(kind: .lost, message: "server closed the connection")))
+        #expect(rig.machine.jobsPaused && rig.machine.jobs?.held[jobID] == 1)
+        let paused = rig.send("c", MajordomoCodec.clientRequest(.mdp02, service: Titanic.request, body: [Array("ocr".utf8), [1]]))
+        #expect(paused.first?.frames.last.flatMap { WireError(jsonFrame: $0) }?.code == .serviceUnavailable)
+
+        // Meanwhile its lease runs out; another broker queues the job again and runs it as attempt 2.
+        let other = store.asBroker("b")
+        #expect(try other.maintain(now: rig.wallClock + 60_000).leasesExpired == ["ocr": 1])
+        var second = try #require(try other.claim(JobClaim(service: "ocr", count: 1, now: rig.wallClock + 60_000, until: rig.wallClock + 80_000)).first)
+        second.record.state = .done
+        var finished = JobBatch()
+        finished.updates[jobID] = JobBatch.Update(record: second.record, reply: [Array("attempt 2".utf8)], fence: .attempt(2))
+        #expect(try other.write([finished]).refused.isEmpty)
+
+        // The worker answers attempt 1; the write waits for the store, and once it is back is refused.
+        _ = rig.send("w", MajordomoCodec.workerReply(.mdp02, .final, address: attempt, body: [Array("attempt 1".utf8)]) ?? [])
+        let recovered = JobMachine(configuration: rig.machine.jobs!.configuration, recovered: [], knownServices: ["ocr"], lastSequence: 0, now: rig.wallClock)
+        _ = rig.handle(.jobsRecovered(recovered))
+        #expect(!rig.machine.jobsPaused)
+        _ = rig.storeBack()
+        #expect(store.rows[jobID]?.reply == [Array("attempt 2".utf8)], "the newer attempt's result stands")
+        #expect(rig.machine.broker.statistics.store?.fencedWritesRefused == 1)
+        #expect(rig.machine.jobs?.active.isEmpty == true, "the broker let the job go")
         #expect(offersJobs(&rig) == "200", "durable jobs offered again")
     }
 }

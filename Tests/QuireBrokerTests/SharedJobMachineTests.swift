@@ -106,6 +106,19 @@ import Testing
         #expect(b.machine.held.isEmpty && b.machine.active.isEmpty)
     }
 
+    @Test func aBrokerThatStopsGivesTheJobsItHoldsBackAtOnce() throws {
+        var (a, b) = Self.brokers()
+        let job = try #require(a.submit().id)
+        b.free(1)
+        _ = try #require(JobRig.dispatches(b.tick()).first)
+        b.machine.releaseHeld(now: b.now)
+        _ = b.endTurn()
+        #expect(b.rows[job]?.record.state == .queued && b.rows[job]?.record.attempts == 1, "back in the queue, its attempt counted")
+        a.free(1)
+        #expect(JobRig.dispatches(a.tick()).count == 1, "another broker takes it without waiting for the lease")
+        #expect(a.rows[job]?.record.attempts == 2)
+    }
+
     @Test func aRetryGoesBackToTheStoresQueueAndAnyBrokerTakesItAfterItsBackoff() throws {
         var (a, b) = Self.brokers()
         let job = try #require(a.submit().id)

@@ -97,13 +97,14 @@ def test_services_select_pods_that_exist_and_name_their_ports():
         assert deployment["spec"]["selector"]["matchLabels"].items() <= deployment["spec"]["template"]["metadata"]["labels"].items()
 
 
-def test_brokers_are_replicated_and_only_the_serving_one_is_ready():
+def test_brokers_are_replicated_each_ready_once_it_listens_with_its_exporter_beside_it():
     (_, broker), = [(n, d) for n, d in of_kind("Deployment") if d["metadata"]["name"] == "quire-broker"]
     assert broker["spec"]["replicas"] >= 2
-    container = broker["spec"]["template"]["spec"]["containers"][0]
-    # A standby does not listen: a TCP probe on the broker's port is what tells them apart.
+    container, exporter = broker["spec"]["template"]["spec"]["containers"]
+    # A broker listens only once its store is open: a TCP probe on its port says it serves.
     assert container["readinessProbe"]["tcpSocket"]["port"] == 5555
-    assert "livenessProbe" not in container, "a liveness probe would restart the standby, which never listens"
+    # Each broker publishes its own figures: its exporter subscribes to it alone.
+    assert exporter["args"][:3] == ["exporter", "--stats", "tcp://127.0.0.1:5556"]
     env = {e["name"]: e for e in container["env"]}
     assert env["QUIRE_STORE"]["valueFrom"]["secretKeyRef"]["name"] == "quire-store"
     assert "PGPASSWORD" in env, "the password reaches libpq apart from the URI"
@@ -126,11 +127,15 @@ def test_keda_scales_the_ocr_workers_on_a_metric_the_exporter_publishes():
     deployments = {d["metadata"]["name"] for _, d in of_kind("Deployment")}
     assert scaled["spec"]["scaleTargetRef"]["name"] == "quire-ocr" in deployments
     query = scaled["spec"]["triggers"][0]["metadata"]["query"]
-    metric = re.search(r"(quire_[a-z_]+)", query).group(1)
+    metrics = set(re.findall(r"(quire_[a-z_]+)", query))
+    assert metrics == {"quire_queue_depth", "quire_job_queue_depth"}, query
     monitoring = (REPO_ROOT / "docs" / "monitoring.md").read_text()
-    assert "`%s{" % metric in monitoring, "%s is not a metric the exporter documents" % metric
     renderer = (REPO_ROOT / "Sources" / "QuireStats" / "PrometheusRenderer.swift").read_text()
-    assert '"%s"' % metric in renderer, "%s is not a metric the exporter renders" % metric
+    for metric in metrics:
+        assert "`%s{" % metric in monitoring, "%s is not a metric the exporter documents" % metric
+        assert '"%s"' % metric in renderer, "%s is not a metric the exporter renders" % metric
+    # Durable jobs wait in the one store every broker counts: taken once, not once per broker.
+    assert "max by (service, priority) (quire_job_queue_depth" in query
 
 
 def test_the_compose_ha_profile_adds_postgresql_and_a_second_broker_on_the_same_settings():

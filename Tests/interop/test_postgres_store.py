@@ -45,19 +45,27 @@ LEASE_MS = 2000
 
 
 def start_store_broker(ctx, procs, tmp_path, store, name, port=None):
-    """A broker on `store` (on `port`, to restart one where its clients and workers expect it); waits
-    until it serves."""
+    """A broker on `store` (on `port`, to restart one where its clients and workers expect it), with
+    its stats socket; waits until it serves."""
     port = port or free_port()
     url = "tcp://127.0.0.1:%d" % port
+    stats = "tcp://127.0.0.1:%d" % free_port()
     argv = [QUIRE_BIN, "broker", "--bind", url, "--store", store, "--auth", "off", "--heartbeat-interval-ms", str(HB_MS),
             "--heartbeat-liveness", str(LIVENESS), "--request-timeout-ms", "5000", "--store-lease-ms", str(LEASE_MS),
-            "--store-poll-ms", "250"]
+            "--store-poll-ms", "250", "--stats", stats, "--stats-interval-ms", "200"]
     p = Proc(argv, tmp_path / ("%s-%d-%d.log" % (name, port, len(procs))))
     procs.append(p)
-    p.url, p.port, p.name = url, port, name
+    p.url, p.port, p.name, p.stats = url, port, name, stats
     wait_until(lambda: (not p.alive()) or try_mmi(ctx, url, b"echo") is not None, 15, what="%s serving" % name)
     assert p.alive(), "%s exited: %s" % (name, p.log_tail())
     return p
+
+
+def store_stats(broker):
+    """The broker's own figures of the store, from one stats snapshot."""
+    result = subprocess.run([QUIRE_BIN, "stats", "--once", "--json", "--stats", broker.stats], capture_output=True, text=True, timeout=20)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.splitlines()[0])["store"]
 
 
 def killed(broker):
@@ -112,9 +120,10 @@ def submit_all(ctx, first_url, n, switch_at=None, on_switch=None, second_url=Non
 def test_two_brokers_serve_one_store_and_300_jobs_survive_each_broker_sigkilled_and_restarted_three_times(ctx, procs, tmp_path, store):
     a = start_store_broker(ctx, procs, tmp_path, store, "broker-a")
     b = start_store_broker(ctx, procs, tmp_path, store, "broker-b")
+    # 40 ms a job, two workers a broker: the submissions outrun them, so every kill finds jobs running.
     for broker in (a, b):
-        start_echo(ctx, procs, tmp_path, broker.url, delay_ms=5)
-        start_echo(ctx, procs, tmp_path, broker.url, delay_ms=5)
+        start_echo(ctx, procs, tmp_path, broker.url, delay_ms=40)
+        start_echo(ctx, procs, tmp_path, broker.url, delay_ms=40)
     brokers = {"a": a, "b": b}
     clients = {name: Titanic(ctx, broker.url) for name, broker in brokers.items()}
     expected, ids_by_key, kills = {}, {}, []
@@ -157,6 +166,8 @@ def test_two_brokers_serve_one_store_and_300_jobs_survive_each_broker_sigkilled_
     for client in clients.values():
         client.close()
     assert count(store, "state = 'done'") == 300 and count(store, "true") == 300
+    # The kills took jobs from the brokers' workers: those ran again, and still have one result each.
+    assert count(store, "attempts >= 2") >= 1, "no kill found a job running"
 
 
 @pytest.mark.timeout_s(90)
@@ -194,6 +205,12 @@ def test_any_broker_answers_for_any_job_and_jobs_wait_in_the_store_for_any_broke
     ta.close()
     tb.close()
     assert slow.alive()
+    # Each broker counts its own part: B's claims took every job; B let the cancelled one go (its next
+    # renewal found it no longer running, or its late result was refused).
+    a_store, b_store = store_stats(a), store_stats(b)
+    assert a_store["kind"] == "postgresql" and a_store["claimedJobs"] == 0, a_store
+    assert b_store["claimedJobs"] >= 8 and b_store["claims"] >= 1 and b_store["claimSeconds"]["count"] >= 1, b_store
+    assert b_store["leasesLost"] + b_store["fencedWritesRefused"] == 1, b_store
 
 
 @pytest.mark.timeout_s(90)
@@ -445,6 +462,7 @@ def test_a_broker_cut_off_silently_stops_taking_jobs_the_other_finishes_its_jobs
         wait_until(lambda: b"durable jobs resumed" in log_of(a), 30, what="A serving again")
         wait_until(lambda: b"another broker holds now was refused" in log_of(a), 15, what="A's late write refused")
         assert tb.result(held, timeout=5) == expected[held], "the newer attempt's result stands"
+        assert store_stats(a)["fencedWritesRefused"] == 1 and store_stats(b)["leasesExpired"] >= 1
         after = t.submit_ok("echo", b"after the cut", job={"idempotencyKey": "after-cut"})
         assert tb.result(after, timeout=30) == [b"200", b"{}", b"after the cut"]
         t.close()

@@ -133,6 +133,17 @@ extension JobMachine {
         }
     }
 
+    /// The broker stops: the jobs it holds go back to the store's queue at once (their attempts
+    /// counted), for the other brokers, instead of waiting for their leases to run out.
+    mutating func releaseHeld(now: Int64) {
+        for id in held.keys.sorted() {
+            guard var job = active[id], job.state == .running else { continue }
+            job.state = .queued
+            job.updatedAt = now
+            stage(job, reply: nil)
+        }
+    }
+
     /// The store was lost (`true`) or is back (`false`): while lost nothing is claimed, renewed or
     /// maintained; once back, leases are renewed and work looked for at once.
     mutating func pause(_ lost: Bool) {

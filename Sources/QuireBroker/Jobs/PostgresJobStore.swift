@@ -56,6 +56,7 @@ final class PostgresJobStore: JobStorage {
         UPDATE quire_jobs SET lease_until = 0 WHERE state = 'running';
         CREATE INDEX quire_jobs_ready ON quire_jobs (service, priority, sequence) WHERE state = 'queued';
         CREATE INDEX quire_jobs_leases ON quire_jobs (lease_until) WHERE state = 'running';
+        CREATE INDEX quire_jobs_deadlines ON quire_jobs (deadline) WHERE state = 'queued' AND deadline IS NOT NULL;
         """,
     ]
 
