@@ -47,40 +47,29 @@ public enum PrometheusRenderer {
         if let store = s.store {
             out.family("quire_store_info", "gauge", "The broker's durable job store (1), by kind.")
             out.sample("quire_store_info", [("store", store.kind)], 1)
-            out.family("quire_store_serving", "gauge", "1 while the broker serves its job store, 0 while it recovers a lost one (durable jobs paused).")
-            out.sample("quire_store_serving", [], store.state == "serving" ? 1 : 0)
-            out.family("quire_store_commits_total", "counter", "Transactions the broker committed to its job store.")
-            out.sample("quire_store_commits_total", [], Double(store.commits))
-            out.family("quire_store_commit_failures_total", "counter", "Transactions that failed (nothing of them written).")
-            out.sample("quire_store_commit_failures_total", [], Double(store.commitFailures))
-            out.family("quire_store_connections_lost_total", "counter", "Connections to the job store lost (PostgreSQL).")
-            out.sample("quire_store_connections_lost_total", [], Double(store.connectionsLost))
-            out.family("quire_store_recoveries_total", "counter", "Lost job stores taken over again.")
-            out.sample("quire_store_recoveries_total", [], Double(store.recoveries))
-            let l = store.commitSeconds
-            out.family("quire_store_commit_seconds", "summary", "How long a write to the job store took, its commit included (quantiles over the sliding window).")
-            for (q, v) in [("0.5", l.p50), ("0.9", l.p90), ("0.99", l.p99)] {
-                out.sample("quire_store_commit_seconds", [("quantile", q)], v ?? .nan)
+            let figures: [(String, String, String, Int)] = [
+                ("quire_store_serving", "gauge", "1 while the broker serves its job store, 0 while it recovers a lost one (durable jobs paused).",
+                 store.state == "serving" ? 1 : 0),
+                ("quire_store_commits_total", "counter", "Transactions the broker committed to its job store.", store.commits),
+                ("quire_store_commit_failures_total", "counter", "Transactions that failed (nothing of them written).", store.commitFailures),
+                ("quire_store_connections_lost_total", "counter", "Connections to the job store lost (PostgreSQL).", store.connectionsLost),
+                ("quire_store_recoveries_total", "counter", "Lost job stores taken over again.", store.recoveries),
+                ("quire_store_claims_total", "counter", "Claims on a shared job store for this broker's idle workers.", store.claims),
+                ("quire_store_claimed_jobs_total", "counter", "Jobs this broker's claims took from a shared job store.", store.claimedJobs),
+                ("quire_store_lease_expiries_total", "counter", "Jobs of silent brokers whose leases this broker found run out, queued again or dead.",
+                 store.leasesExpired),
+                ("quire_store_leases_lost_total", "counter", "Jobs this broker held that another broker took after its lease ran out.", store.leasesLost),
+                ("quire_store_fenced_writes_refused_total", "counter", "Writes about a job another broker holds now, refused by their fence.",
+                 store.fencedWritesRefused),
+            ]
+            for (name, type, help, value) in figures {
+                out.family(name, type, help)
+                out.sample(name, [], Double(value))
             }
-            out.sample("quire_store_commit_seconds_sum", [], l.sum)
-            out.sample("quire_store_commit_seconds_count", [], Double(l.count))
-            out.family("quire_store_claims_total", "counter", "Claims on a shared job store for this broker's idle workers.")
-            out.sample("quire_store_claims_total", [], Double(store.claims))
-            out.family("quire_store_claimed_jobs_total", "counter", "Jobs this broker's claims took from a shared job store.")
-            out.sample("quire_store_claimed_jobs_total", [], Double(store.claimedJobs))
-            out.family("quire_store_lease_expiries_total", "counter", "Jobs of silent brokers whose leases this broker found run out, queued again or dead.")
-            out.sample("quire_store_lease_expiries_total", [], Double(store.leasesExpired))
-            out.family("quire_store_leases_lost_total", "counter", "Jobs this broker held that another broker took after its lease ran out.")
-            out.sample("quire_store_leases_lost_total", [], Double(store.leasesLost))
-            out.family("quire_store_fenced_writes_refused_total", "counter", "Writes about a job another broker holds now, refused by their fence.")
-            out.sample("quire_store_fenced_writes_refused_total", [], Double(store.fencedWritesRefused))
-            let c = store.claimSeconds
-            out.family("quire_store_claim_seconds", "summary", "How long a claim on a shared job store took (quantiles over the sliding window).")
-            for (q, v) in [("0.5", c.p50), ("0.9", c.p90), ("0.99", c.p99)] {
-                out.sample("quire_store_claim_seconds", [("quantile", q)], v ?? .nan)
-            }
-            out.sample("quire_store_claim_seconds_sum", [], c.sum)
-            out.sample("quire_store_claim_seconds_count", [], Double(c.count))
+            out.summary("quire_store_commit_seconds", "How long a write to the job store took, its commit included (quantiles over the sliding window).",
+                        [([], store.commitSeconds)])
+            out.summary("quire_store_claim_seconds", "How long a claim on a shared job store took (quantiles over the sliding window).",
+                        [([], store.claimSeconds)])
         }
         out.family("quire_broker_received_bytes_total", "counter", "Bytes of every message the broker received.")
         out.sample("quire_broker_received_bytes_total", [], Double(s.totals.bytesIn))
@@ -162,15 +151,7 @@ public enum PrometheusRenderer {
 
     private static func summary(_ out: inout Output, _ name: String, _ help: String, _ services: [ServiceStats], _ pick: (ServiceStats) -> LatencySummary) {
         guard !services.isEmpty else { return }
-        out.family(name, "summary", help)
-        for service in services {
-            let l = pick(service)
-            for (q, v) in [("0.5", l.p50), ("0.9", l.p90), ("0.99", l.p99)] {
-                out.sample(name, [("service", service.name), ("quantile", q)], v ?? .nan)
-            }
-            out.sample(name + "_sum", [("service", service.name)], l.sum)
-            out.sample(name + "_count", [("service", service.name)], Double(l.count))
-        }
+        out.summary(name, help, services.map { ([("service", $0.name)], pick($0)) })
     }
 
     struct Output {
@@ -178,6 +159,18 @@ public enum PrometheusRenderer {
 
         mutating func family(_ name: String, _ type: String, _ help: String) {
             text += "# HELP \(name) \(escapeHelp(help))\n# TYPE \(name) \(type)\n"
+        }
+
+        /// A summary family: for each labelled latency, its quantiles over the window, sum and count.
+        mutating func summary(_ name: String, _ help: String, _ series: [(labels: [(String, String)], latency: LatencySummary)]) {
+            family(name, "summary", help)
+            for (labels, l) in series {
+                for (q, v) in [("0.5", l.p50), ("0.9", l.p90), ("0.99", l.p99)] {
+                    sample(name, labels + [("quantile", q)], v ?? .nan)
+                }
+                sample(name + "_sum", labels, l.sum)
+                sample(name + "_count", labels, Double(l.count))
+            }
         }
 
         mutating func sample(_ name: String, _ labels: [(String, String)], _ value: Double) {
