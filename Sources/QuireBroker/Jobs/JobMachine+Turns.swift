@@ -106,9 +106,13 @@ extension JobMachine {
         }
         for (id, update) in batch.updates {
             if outcome.refused.contains(id) {
-                actions.append(.statistic(.fenceRefused(service: update.record.service)))
-                actions.append(.log(.warning, "a write about a job another broker holds now was refused", ["job.id": id, "service": update.record.service]))
-                if case .attempt(let attempt) = update.fence, held[id] == attempt { forget(id) }
+                // An attempt's outcome that came too late: another broker holds the job now (a cancel
+                // of a job already finished is answered above, with the job as it is).
+                if case .attempt(let attempt) = update.fence {
+                    actions.append(.statistic(.fenceRefused(service: update.record.service)))
+                    actions.append(.log(.warning, "a write about a job another broker holds now was refused", ["job.id": id, "service": update.record.service]))
+                    if held[id] == attempt { forget(id) }
+                }
                 continue
             }
             if configuration.shared, update.record.state == .queued {
