@@ -45,15 +45,15 @@ def store():
 LEASE_MS = 2000
 
 
-def start_store_broker(ctx, procs, tmp_path, store, name, port=None):
+def start_store_broker(ctx, procs, tmp_path, store, name, port=None, poll_ms=250, extra=()):
     """A broker on `store` (on `port`, to restart one where its clients and workers expect it), with
-    its stats socket; waits until it serves."""
+    its stats socket, looking for work every `poll_ms` when not notified; waits until it serves."""
     port = port or free_port()
     url = "tcp://127.0.0.1:%d" % port
     stats = "tcp://127.0.0.1:%d" % free_port()
     argv = [QUIRE_BIN, "broker", "--bind", url, "--store", store, "--auth", "off", "--heartbeat-interval-ms", str(HB_MS),
             "--heartbeat-liveness", str(LIVENESS), "--request-timeout-ms", "5000", "--store-lease-ms", str(LEASE_MS),
-            "--store-poll-ms", "250", "--stats", stats, "--stats-interval-ms", "200"]
+            "--store-poll-ms", str(poll_ms), "--stats", stats, "--stats-interval-ms", "200"] + list(extra)
     p = Proc(argv, tmp_path / ("%s-%d-%d.log" % (name, port, len(procs))))
     procs.append(p)
     p.url, p.port, p.name, p.stats = url, port, name, stats
@@ -227,6 +227,24 @@ def test_any_broker_answers_for_any_job_and_jobs_wait_in_the_store_for_any_broke
     assert a_store["kind"] == "postgresql" and a_store["claimedJobs"] == 0, a_store
     assert b_store["claimedJobs"] >= 8 and b_store["claims"] >= 1 and b_store["claimSeconds"]["count"] >= 1, b_store
     assert b_store["leasesLost"] + b_store["fencedWritesRefused"] == 1, b_store
+
+
+@pytest.mark.timeout_s(60)
+def test_notifications_wake_the_broker_with_an_idle_worker_and_the_reader_held_at_the_other(ctx, procs, tmp_path, store):
+    # Brokers that poll once a minute: only the store's notifications can wake them sooner. A has no
+    # worker; it takes echo jobs because it is told the service (as deployments name ocr).
+    a = start_store_broker(ctx, procs, tmp_path, store, "broker-a", poll_ms=60000, extra=["--job-services", "echo"])
+    b = start_store_broker(ctx, procs, tmp_path, store, "broker-b", poll_ms=60000)
+    start_echo(ctx, procs, tmp_path, b.url)
+    ta = Titanic(ctx, a.url)
+    for n in range(5):
+        started = time.monotonic()
+        job = ta.submit_ok("echo", b"woken %d" % n, job={"idempotencyKey": "woken-%d" % n})
+        # B claims it at A's commit (work notified) and A's reader hears the result at B's (done notified).
+        reply = ta.ask("titanic.reply", job, json.dumps({"waitMs": 20000}).encode(), timeout=25.0)
+        assert reply == [b"200", b"{}", b"woken %d" % n], fmt(reply)
+        assert time.monotonic() - started < 5, "woken by the notifications, not the minute's poll"
+    ta.close()
 
 
 @pytest.mark.timeout_s(90)

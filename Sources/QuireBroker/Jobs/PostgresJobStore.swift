@@ -82,8 +82,14 @@ final class PostgresJobStore: JobStorage {
         connection = try Self.connect(connectionString)
         location = connection.location
         self.connectionString = connectionString
+        // The host's own name (gethostname: no DNS lookup at start), the process and a random part.
+        var host = [UInt8](repeating: 0, count: 256)
+        let named = host.withUnsafeMutableBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { gethostname($0.baseAddress!, $0.count - 1) == 0 }
+        }
+        let hostName = named ? String(decoding: host.prefix { $0 != 0 }, as: UTF8.self) : "?"
         var random = SystemRandomNumberGenerator()
-        brokerID = "\(ProcessInfo.processInfo.hostName) \(getpid()) \(String(UInt32.random(in: 0...UInt32.max, using: &random), radix: 16))"
+        brokerID = "\(hostName) \(getpid()) \(String(UInt32.random(in: 0...UInt32.max, using: &random), radix: 16))"
         do {
             try migrate()
             schema = try connection.query("SELECT current_schema()::text").text(0, 0) ?? ""
