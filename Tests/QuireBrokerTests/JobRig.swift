@@ -158,6 +158,7 @@ final class MemoryJobStorage: JobStorage {
                     record.finishedAt = now
                     record.expiresAt = now + record.resultTTL
                     found.finished.append(id)
+                    found.dead[id] = record.service
                 } else {
                     record.state = .queued
                 }

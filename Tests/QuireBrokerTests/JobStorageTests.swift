@@ -241,6 +241,7 @@ struct JobStorageConformanceTests {
         let found = try subject.otherBroker().maintain(now: 50_000)
         #expect(found.leasesExpired == ["ocr": 2])
         #expect(Set(found.finished) == ["once", "soon"])
+        #expect(found.dead == ["once": "ocr"])
         #expect(found.depth["ocr"] == PriorityDepth(high: 0, normal: 1, low: 1), "twice is queued again, soon expired")
         #expect(recordOf(subject.store.load(.job(id: "once", then: Self.lookup)))?.state == .dead)
         #expect(recordOf(subject.store.load(.job(id: "soon", then: Self.lookup)))?.state == .expired)

@@ -81,6 +81,19 @@ struct PostgresJobStoreTests {
         #expect(try queued(writer) == 0)
     }
 
+    @Test("brokers starting at the same moment on an empty schema migrate it once, one after the other")
+    func migrateTogether() async throws {
+        let schema = try TestSchema()
+        let uri = schema.uri
+        let versions = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<4 { group.addTask { try PostgresJobStore(connectionString: uri).schemaVersion } }
+            var all: [Int] = []
+            for try await version in group { all.append(version) }
+            return all
+        }
+        #expect(versions == Array(repeating: PostgresJobStore.migrations.count, count: 4))
+    }
+
     @Test("stores in different schemas of one database are served by brokers of their own")
     func schemasApart() throws {
         let one = try TestSchema()

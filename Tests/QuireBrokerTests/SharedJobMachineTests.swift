@@ -89,6 +89,19 @@ import Testing
         #expect(a.rows[job]?.record.state == .done && a.storage.rows[job]?.reply == [Array("right".utf8)])
     }
 
+    @Test func aJobWhoseBrokerWentSilentOnItsLastAttemptIsDeadAndTheBrokerThatFoundItSaysSo() throws {
+        var (a, b) = Self.brokers()
+        let job = try #require(a.submit(#""maxAttempts":1"#).id)
+        b.free(1)
+        _ = try #require(JobRig.dispatches(b.tick()).first)
+        a.advance(ms: 3_500)
+        let found = a.tick()
+        #expect(found.contains(.statistic(.dead(service: "ocr", job: job, reason: JobMaintenance.deadOfSilence))))
+        #expect(a.rows[job]?.record.state == .dead)
+        let reply = JobRig.replies(a.ask(Titanic.reply, [Array(job.utf8)])).first
+        #expect(reply?.status == "400 dead" && reply?.error?.code == .jobDead)
+    }
+
     @Test func leasesAreRenewedWhileHeldAndAJobTheStoreGaveAwayIsLetGo() throws {
         var (a, b) = Self.brokers()
         let job = try #require(a.submit().id)

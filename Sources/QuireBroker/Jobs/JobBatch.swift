@@ -100,6 +100,11 @@ struct JobMaintenance: Sendable, Equatable {
     var leasesExpired: [String: Int] = [:]
     /// Jobs this pass finished (dead, or expired at their deadline), whose readers may be waiting.
     var finished: [String] = []
+    /// Of those, the jobs that died (no attempt left when their lease ran out), with their service.
+    var dead: [String: String] = [:]
+
+    /// Why a job whose broker went silent on its last attempt is dead.
+    static let deadOfSilence = "no attempt left; the last: timeout: the broker that held the job stopped renewing its lease"
     /// Queued jobs per service and priority, as the store counts them.
     var depth: [String: PriorityDepth] = [:]
     /// Services any broker of the store has seen with workers: valid job targets at every broker.

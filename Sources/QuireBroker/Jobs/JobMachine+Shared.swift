@@ -91,6 +91,10 @@ extension JobMachine {
             actions.append(.statistic(.leasesExpired(service: service, count: count)))
             claimDue.insert(service)
         }
+        for (id, service) in found.dead.sorted(by: { $0.key < $1.key }) {
+            actions.append(.log(.warning, "job dead", ["job.id": id, "service": service, "reason": JobMaintenance.deadOfSilence]))
+            actions.append(.statistic(.dead(service: service, job: id, reason: JobMaintenance.deadOfSilence)))
+        }
         // Services another broker's workers serve are targets here too.
         knownServices.formUnion(found.services)
         storeQueued = found.depth.values.reduce(0) { $0 + $1.high + $1.normal + $1.low }

@@ -112,11 +112,16 @@ final class PostgresJobStore: JobStorage {
         }
     }
 
+    /// The advisory lock brokers take while they migrate ("QUIR"; the second key is the schema's name
+    /// hashed, so that brokers of other schemas wait on none of them).
+    static let migrationLock: Int64 = 0x5155_4952
+
     private func migrate() throws(PostgresError) {
-        try connection.execute("CREATE TABLE IF NOT EXISTS quire_schema (version bigint NOT NULL)")
         try connection.transaction { () throws(PostgresError) in
-            // Brokers starting together migrate one at a time; those of other schemas wait on none of them.
-            try connection.execute("LOCK TABLE quire_schema IN EXCLUSIVE MODE")
+            // Brokers starting together migrate one at a time: even `CREATE TABLE IF NOT EXISTS` may fail
+            // when two sessions run it at once. The lock ends with the transaction.
+            try connection.query("SELECT pg_advisory_xact_lock($1::bigint::int4, hashtext(current_schema()))", [.int(Self.migrationLock)])
+            try connection.execute("CREATE TABLE IF NOT EXISTS quire_schema (version bigint NOT NULL)")
             let version = Int(try connection.query("SELECT COALESCE(MAX(version), 0) FROM quire_schema").int(0, 0) ?? 0)
             guard version <= Self.migrations.count else {
                 throw PostgresError(sqlState: nil, message: "the job store has schema version \(version), newer than this broker's \(Self.migrations.count)",
@@ -290,7 +295,7 @@ final class PostgresJobStore: JobStorage {
 
     func maintain(now: Int64) throws(JobStoreError) -> JobMaintenance {
         let silent = WireError(.timeout, "the broker that held the job stopped renewing its lease")
-        let dead = WireError(.jobDead, "no attempt left; the last: timeout: the broker that held the job stopped renewing its lease")
+        let dead = WireError(.jobDead, JobMaintenance.deadOfSilence)
         let late = WireError(.deadlineExceeded, "the job's deadline passed before it finished")
         do {
             return try connection.transaction { () throws(PostgresError) -> JobMaintenance in
@@ -306,7 +311,10 @@ final class PostgresJobStore: JobStorage {
                 for row in 0..<expired.count {
                     guard let id = expired.text(row, 0), let service = expired.text(row, 1) else { continue }
                     found.leasesExpired[service, default: 0] += 1
-                    if expired.text(row, 2) == JobState.dead.rawValue { found.finished.append(id) }
+                    if expired.text(row, 2) == JobState.dead.rawValue {
+                        found.finished.append(id)
+                        found.dead[id] = service
+                    }
                 }
                 let late = try connection.query("""
                     UPDATE quire_jobs SET state = 'expired', updated_at = $1, finished_at = $1, expires_at = $1 + result_ttl, last_error = $2
