@@ -18,9 +18,19 @@ extension Recognizer {
     /// models' folder, or why the scene engine is off (`auto` then reads with Tesseract alone).
     public static func sceneStatus(_ configuration: OCRConfiguration) -> String {
         guard SceneEngine.runtimeVersion != nil else { return sceneRuntime }
-        let missing = ["det.onnx", "rec.onnx"].filter { !FileManager.default.fileExists(atPath: configuration.sceneModels + "/" + $0) }
+        let missing = missingModels(configuration)
         guard missing.isEmpty else { return "off, no \(missing.joined(separator: " or ")) in \(configuration.sceneModels)" }
         return "\(sceneRuntime), models in \(configuration.sceneModels)"
+    }
+
+    /// Whether a worker with `configuration` has the scene engine: its runtime and both models.
+    public static func sceneAvailable(_ configuration: OCRConfiguration) -> Bool {
+        SceneEngine.runtimeVersion != nil && missingModels(configuration).isEmpty
+    }
+
+    /// The scene models missing from the worker's models folder.
+    static func missingModels(_ configuration: OCRConfiguration) -> [String] {
+        ["det.onnx", "rec.onnx"].filter { !FileManager.default.fileExists(atPath: configuration.sceneModels + "/" + $0) }
     }
 
     /// Whether the scene engine reads every one of `languages`.

@@ -58,6 +58,9 @@ public enum OCRServiceName {
     public static let page = "ocr"
     /// A document whose pages become `ocr` jobs of their own, read by every worker at once.
     public static let document = "ocr.document"
+    /// Pictures read by workers that have the scene engine, as `ocr` reads them, for `ocr` workers
+    /// that do not (a deployment's photo workers apart from its page workers).
+    public static let scene = "ocr.scene"
 
     /// The service for a file sent as a durable job: a PDF's or TIFF's pages are spread (a one-page TIFF
     /// becomes one page job), anything else is one job.

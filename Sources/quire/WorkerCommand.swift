@@ -9,7 +9,9 @@ import ZeroMQ
 enum WorkerCommand {
     static let threads = Option("threads", variable: "QUIRE_THREADS", .integer(1...256), default: 1,
                                 help: "worker connections (and OCR engines) in this process")
-    static let service = Option("service", .string("NAME"), help: "serve under another service name (echo only)", defaultNote: "echo")
+    static let service = Option("service", .string("NAME"),
+                                help: "serve under another service name (echo: any; ocr: ocr.scene, photos for the workers without the scene engine)",
+                                defaultNote: "echo, ocr")
     static let json = Option("json", .switch, default: false, help: "require a JSON object as the first frame (echo only)")
     static let documents = Option("documents", variable: "QUIRE_DOCUMENTS", .integer(0...64), default: 2,
                                   help: "ocr.document connections: documents this process splits into page jobs and waits for at once (0: none)")
@@ -26,7 +28,10 @@ enum WorkerCommand {
                           and 'ocr.document': a PDF's or TIFF's pages as durable 'ocr' jobs, read by every
                           OCR worker at once and put back together (--documents at a time; with auth on
                           the page jobs need this worker's client credentials: --credentials or
-                          QUIRE_CLIENT_ID/QUIRE_CLIENT_SECRET, else DIR/credentials.json of --data)
+                          QUIRE_CLIENT_ID/QUIRE_CLIENT_SECRET, else DIR/credentials.json of --data).
+                          A worker without the scene engine hands the photos it cannot read to
+                          'ocr.scene' (with the same credentials); --service ocr.scene runs a worker
+                          that reads them (it needs the scene engine)
               echo        service 'echo': replies with the request's own frames (tests, benchmarks)
               token       services 'auth.token' and 'auth.jwks': signed access tokens and their public keys
 
@@ -64,11 +69,27 @@ enum WorkerCommand {
         case "ocr":
             let ocr = try invocation.configured(OCRConfiguration(), OCRConfiguration.settings)
             ocrConfiguration = ocr
-            service = OCRService.make(configuration: ocr)
             ensureSingleThreadedOpenMP()
             let credentials = try ClientAuth.credentials(invocation)
-            let document = DocumentService.make(fontPath: Outputs.fontPath(dataPath: ocr.dataPath), tokens: ClientAuth.tokenSource(credentials))
-            services = [service] + Array(repeating: document, count: try invocation.value(documents, or: 2))
+            let tokens = ClientAuth.tokenSource(credentials)
+            let name = try invocation.value(Self.service) ?? OCRServiceName.page
+            switch name {
+            case OCRServiceName.page:
+                // Without the scene engine, the photos go to the workers that have it.
+                let handOff = Recognizer.sceneAvailable(ocr) ? nil : SceneHandOff(localReason: Recognizer.sceneStatus(ocr), tokens: tokens)
+                service = OCRService.make(configuration: ocr, handOff: handOff)
+                let document = DocumentService.make(fontPath: Outputs.fontPath(dataPath: ocr.dataPath), tokens: tokens)
+                services = [service] + Array(repeating: document, count: try invocation.value(documents, or: 2))
+            case OCRServiceName.scene:
+                guard Recognizer.sceneAvailable(ocr) else {
+                    throw UsageError(command: invocation.command, message: "--service \(name) reads photos with the scene engine, which this worker "
+                                     + "does not have: \(Recognizer.sceneStatus(ocr))")
+                }
+                service = OCRService.make(configuration: ocr, name: name)
+                services = [service]
+            default:
+                throw UsageError(command: invocation.command, message: "an ocr worker serves ocr or ocr.scene, not '\(name)'")
+            }
         case "token":
             services = try TokenWorker.services(invocation, logger: try CommonOptions.logger("quire.worker.token", invocation))
             service = services[0]

@@ -9,6 +9,8 @@ Every result is validated against proto-json/ocr-result.schema.json, every error
 import io
 import math
 import random
+import subprocess
+import time
 
 import pytest
 from PIL import Image, ImageDraw, ImageFilter
@@ -20,29 +22,40 @@ from test_ocr import (SERVICE, ocr, ocr_error, page_lines, page_words, quire_bin
 SCENE_MODELS = "/opt/quire-onnxruntime/models"
 
 
-@pytest.fixture(scope="module")
-def stack(quire_bin, zctx, tmp_path_factory):
-    log_dir = tmp_path_factory.mktemp("scene-stack")
-    st = start_stack(zctx, log_dir, [
-        [quire_bin, "broker", "--bind", "{url}", "--stats", "off", "--data", str(log_dir / "data")],
-        [quire_bin, "worker", "ocr", "--broker", "{url}", "--threads", "1", "--scene-models", SCENE_MODELS],
-    ])
+def scene_stack(quire_bin, zctx, log_dir, workers):
+    """A broker and OCR workers, each given as (extra arguments, scene models folder); yields the stack
+    once every service they serve is registered, and stops it after."""
+    st = start_stack(zctx, log_dir, [[quire_bin, "broker", "--bind", "{url}", "--stats", "off", "--data", str(log_dir / "data")]]
+                     + [[quire_bin, "worker", "ocr"] + extra + ["--broker", "{url}", "--threads", "1", "--scene-models", models]
+                        for extra, models in workers])
+    deadline = time.monotonic() + 20
+    for extra, _ in workers:
+        service = extra[extra.index("--service") + 1].encode() if "--service" in extra else b"ocr"
+        while st.call(b"mmi.service", [service]) != [b"200"]:
+            assert time.monotonic() < deadline, "%s not registered\n%s" % (service, st.logs())
+            time.sleep(0.05)
     yield st
     for p in reversed(st.processes):
         p.stop()
+
+
+@pytest.fixture(scope="module")
+def stack(quire_bin, zctx, tmp_path_factory):
+    yield from scene_stack(quire_bin, zctx, tmp_path_factory.mktemp("scene-stack"), [([], SCENE_MODELS)])
 
 
 @pytest.fixture(scope="module")
 def bare_stack(quire_bin, zctx, tmp_path_factory):
     """A worker whose scene models are missing: it serves Tesseract alone."""
     log_dir = tmp_path_factory.mktemp("scene-bare-stack")
-    st = start_stack(zctx, log_dir, [
-        [quire_bin, "broker", "--bind", "{url}", "--stats", "off", "--data", str(log_dir / "data")],
-        [quire_bin, "worker", "ocr", "--broker", "{url}", "--threads", "1", "--scene-models", str(log_dir / "no-models")],
-    ])
-    yield st
-    for p in reversed(st.processes):
-        p.stop()
+    yield from scene_stack(quire_bin, zctx, log_dir, [([], str(log_dir / "no-models"))])
+
+
+@pytest.fixture(scope="module")
+def split_stack(quire_bin, zctx, tmp_path_factory):
+    """Photo workers apart: the `ocr` worker has no scene models; an `ocr.scene` worker has them."""
+    log_dir = tmp_path_factory.mktemp("scene-split-stack")
+    yield from scene_stack(quire_bin, zctx, log_dir, [([], str(log_dir / "no-models")), (["--service", "ocr.scene"], SCENE_MODELS)])
 
 
 SIGN_LINES = ["OPEN", "DAILY"]
@@ -201,11 +214,41 @@ def test_a_worker_without_the_models_reads_with_tesseract_and_says_so(bare_stack
     assert r["metadata"]["engine"].startswith("tesseract")
     step = engine_step(r)
     assert step and step["applied"] is False and step["parameters"]["sceneAvailable"] == 0
+    # No worker reads photos for it either (no ocr.scene at its broker): the request fails with both reasons.
     e = ocr_error(bare_stack, [request_frame({"engine": "scene"}), oi.png(img)], "engine_failure")
-    assert "scene engine is not available" in e["message"] and "no-models/det.onnx" in e["message"]
+    assert "no det.onnx or rec.onnx in " in e["message"] and "no ocr.scene worker" in e["message"], e["message"]
     # and goes on serving
     page = oi.render_lines(["still serving pages"], size=40)
     assert ocr(bare_stack, {"engine": "tesseract"}, oi.png(page.image))["text"].strip() == "still serving pages"
+
+
+def test_an_ocr_worker_without_the_models_hands_photos_to_the_ocr_scene_workers_and_reads_pages_itself(split_stack, sign):
+    img, centres = sign
+    # `auto`: Tesseract reads nothing worth keeping here, so the photo goes to ocr.scene, which reads
+    # it as a worker with both engines does, and says so in its engine step.
+    r = ocr(split_stack, {}, oi.png(img))
+    assert r["metadata"]["engine"].startswith("pp-ocr"), r["metadata"]
+    assert r["text"] == "OPEN\nDAILY\n"
+    step = engine_step(r)
+    assert step and step["applied"] is True and step["parameters"]["sceneConfidence"] > step["parameters"]["confidence"]
+    words = page_words(r["pages"][0])
+    assert all(inside(w["polygon"], c) for w, c in zip(words, centres))
+    # `scene`: handed on at once.
+    r = ocr(split_stack, {"engine": "scene"}, oi.png(img))
+    assert r["metadata"]["engine"].startswith("pp-ocr") and r["text"] == "OPEN\nDAILY\n"
+    # A page stays with the page worker.
+    page = oi.render_lines(["pages stay here"], size=40)
+    r = ocr(split_stack, {}, oi.png(page.image))
+    assert r["metadata"]["engine"].startswith("tesseract") and r["text"].strip() == "pages stay here" and engine_step(r) is None
+    # The only worker of ocr has no scene engine: pp-ocr's readings above came from ocr.scene.
+    assert "off, no det.onnx or rec.onnx in " in split_stack.processes[1].tail(100)
+
+
+def test_an_ocr_scene_worker_needs_the_scene_engine_and_an_ocr_worker_serves_ocr_or_ocr_scene(quire_bin, tmp_path):
+    for argv, reason in ((["--service", "ocr.scene", "--scene-models", str(tmp_path)], "scene engine"),
+                         (["--service", "ocr.photos"], "ocr or ocr.scene")):
+        result = subprocess.run([quire_bin, "worker", "ocr", "--broker", "tcp://127.0.0.1:1"] + argv, capture_output=True, text=True, timeout=30)
+        assert result.returncode == 2 and reason in result.stderr, (argv, result.returncode, result.stderr)
 
 
 def test_auto_keeps_tesseract_for_a_page_with_one_smeared_line(stack):
