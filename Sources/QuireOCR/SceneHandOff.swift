@@ -41,6 +41,11 @@ public final class SceneHandOff: Sendable {
         case .success(let frames?):
             if let first = frames.first, frames.count == 1, let error = WireError(jsonFrame: first) { return .failure(error) }
             return .success(frames)
+        case .failure(let error as ClientError) where [.unauthenticated, .forbidden, .tokenExpired].contains(error.remote?.code):
+            // The caller's token was fine: it is this worker that may not ask ocr.scene.
+            return .failure(WireError(.engineFailure, "the scene engine is not available here (\(localReason)), and this worker may not hand the "
+                                      + "picture to \(name) (\(error.remote?.message ?? "")): give it client credentials for the ocr scope "
+                                      + "(--credentials FILE, or QUIRE_CLIENT_ID and QUIRE_CLIENT_SECRET)"))
         case .success(nil):
             return .failure(WireError(.engineFailure, "the scene engine is not available here (\(localReason)), and no \(name) worker is registered "
                                       + "at the broker to read the picture"))

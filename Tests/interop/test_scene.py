@@ -7,6 +7,7 @@ Every result is validated against proto-json/ocr-result.schema.json, every error
 """
 
 import io
+import json
 import math
 import random
 import subprocess
@@ -16,7 +17,8 @@ import pytest
 from PIL import Image, ImageDraw, ImageFilter
 
 import ocr_images as oi
-from test_ocr import (SERVICE, ocr, ocr_error, page_lines, page_words, quire_bin, request_frame, start_stack,  # noqa: F401
+from conftest import Proc, wait_service
+from test_ocr import (SERVICE, _env, ocr, ocr_error, page_lines, page_words, quire_bin, request_frame, start_stack,  # noqa: F401
                       zctx)
 
 SCENE_MODELS = "/opt/quire-onnxruntime/models"
@@ -242,6 +244,57 @@ def test_an_ocr_worker_without_the_models_hands_photos_to_the_ocr_scene_workers_
     assert r["metadata"]["engine"].startswith("tesseract") and r["text"].strip() == "pages stay here" and engine_step(r) is None
     # The only worker of ocr has no scene engine: pp-ocr's readings above came from ocr.scene.
     assert "off, no det.onnx or rec.onnx in " in split_stack.processes[1].tail(100)
+
+
+def test_with_auth_on_the_hand_off_presents_the_workers_own_credentials(quire_bin, zctx, tmp_path, sign):
+    """Auth on: the page worker asks ocr.scene as a client of its own. Without credentials it says so
+    for `scene` (not as the caller's missing token) and keeps Tesseract's reading for `auto`."""
+    data = tmp_path / "tokens"
+
+    def add(name):
+        done = subprocess.run([quire_bin, "clients", "add", name, "--scope", "ocr", "--json", "--data", str(data)],
+                              capture_output=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    app, pages = add("app"), add("pages")
+    st = start_stack(zctx, tmp_path, [
+        [quire_bin, "broker", "--bind", "{url}", "--data", str(tmp_path / "jobs"), "--stats", "off", "--auth", "on"],
+        [quire_bin, "worker", "token", "--broker", "{url}", "--data", str(data)],
+        [quire_bin, "worker", "ocr", "--service", "ocr.scene", "--broker", "{url}", "--threads", "1", "--scene-models", SCENE_MODELS],
+        [quire_bin, "worker", "ocr", "--broker", "{url}", "--threads", "1", "--scene-models", str(tmp_path / "no-models"),
+         "--data", str(tmp_path / "none")],
+    ])
+    try:
+        picture = tmp_path / "sign.png"
+        picture.write_bytes(oi.png(sign[0]))
+        env = dict(_env(), QUIRE_CLIENT_ID=app["client_id"], QUIRE_CLIENT_SECRET=app["client_secret"])
+
+        def call(options):
+            p = subprocess.run([quire_bin, "call", "ocr", json.dumps(options), "@" + str(picture), "--broker", st.url],
+                               capture_output=True, timeout=120, env=env)
+            return p.returncode, p.stdout.decode().strip().splitlines(), p.stderr.decode().strip().splitlines()
+
+        code, _, err = call({"engine": "scene"})
+        assert code == 1, err
+        error = json.loads(err[-1])["error"]
+        assert error["code"] == "engine_failure" and "QUIRE_CLIENT_ID" in error["message"], error
+        code, out, err = call({})
+        assert code == 0 and json.loads(out[-1])["metadata"]["engine"].startswith("tesseract"), err
+        # The same page worker with a client of its own.
+        st.processes[-1].stop()
+        own = Proc([quire_bin, "worker", "ocr", "--broker", st.url, "--threads", "1", "--scene-models", str(tmp_path / "no-models")],
+                   tmp_path / "ocr-with-client.log", env=dict(_env(), QUIRE_CLIENT_ID=pages["client_id"], QUIRE_CLIENT_SECRET=pages["client_secret"]))
+        st.processes.append(own)
+        wait_service(zctx, st.url, b"ocr")
+        for options in ({"engine": "scene"}, {}):
+            code, out, err = call(options)
+            assert code == 0, err
+            result = json.loads(out[-1])
+            assert result["metadata"]["engine"].startswith("pp-ocr") and result["text"] == "OPEN\nDAILY\n", (options, result["metadata"])
+    finally:
+        for proc in reversed(st.processes):
+            proc.stop()
 
 
 def test_an_ocr_scene_worker_needs_the_scene_engine_and_an_ocr_worker_serves_ocr_or_ocr_scene(quire_bin, tmp_path):
