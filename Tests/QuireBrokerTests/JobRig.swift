@@ -173,13 +173,7 @@ final class MemoryJobStorage: JobStorage {
             }
             rows[id]?.record = record
             if record.state == .queued {
-                var depth = found.depth[record.service] ?? PriorityDepth()
-                switch record.priority {
-                case .high: depth.high += 1
-                case .normal: depth.normal += 1
-                case .low: depth.low += 1
-                }
-                found.depth[record.service] = depth
+                found.depth[record.service, default: PriorityDepth()].add(record.priority)
             }
         }
         return found

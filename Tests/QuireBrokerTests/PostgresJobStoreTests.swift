@@ -45,7 +45,7 @@ struct PostgresJobStoreTests {
 
     /// Queued jobs in the store, as a broker's pass counts them.
     func queued(_ store: PostgresJobStore) throws -> Int {
-        try store.maintain(now: 1_000).depth.values.reduce(0) { $0 + $1.high + $1.normal + $1.low }
+        try store.maintain(now: 1_000).depth.values.reduce(0) { $0 + $1.total }
     }
 
     @Test("brokers claiming at the same moment take different jobs (SKIP LOCKED), and together every one")

@@ -97,7 +97,7 @@ extension JobMachine {
         }
         // Services another broker's workers serve are targets here too.
         knownServices.formUnion(found.services)
-        storeQueued = found.depth.values.reduce(0) { $0 + $1.high + $1.normal + $1.low }
+        storeQueued = found.depth.values.reduce(0) { $0 + $1.total }
         for service in depthServices.union(found.depth.keys).sorted() {
             actions.append(.statistic(.queueDepth(service: service, found.depth[service] ?? PriorityDepth())))
         }

@@ -199,13 +199,7 @@ extension JobMachine {
                 continue
             }
             guard job.state == .queued, !configuration.shared else { continue }
-            var d = depth[job.service] ?? PriorityDepth()
-            switch job.priority {
-            case .high: d.high += 1
-            case .normal: d.normal += 1
-            case .low: d.low += 1
-            }
-            depth[job.service] = d
+            depth[job.service, default: PriorityDepth()].add(job.priority)
         }
         if !configuration.shared {
             for service in depthServices.union(depth.keys) {

@@ -1,4 +1,5 @@
 import Foundation
+import QuireStats
 import QuireSupport
 
 /// Where a durable job is in its life. `queued` and `running` are active; the rest are final.
@@ -30,6 +31,17 @@ public enum JobPriority: Int, Sendable, Codable, CaseIterable, Comparable {
     }
 
     public static func < (a: JobPriority, b: JobPriority) -> Bool { a.rawValue < b.rawValue }
+}
+
+extension PriorityDepth {
+    /// Counts `count` more jobs waiting in `priority`'s lane.
+    mutating func add(_ priority: JobPriority, _ count: Int = 1) {
+        switch priority {
+        case .high: high += count
+        case .normal: normal += count
+        case .low: low += count
+        }
+    }
 }
 
 /// A job as the store keeps it (without its request and reply frames, which are read on demand).

@@ -324,14 +324,8 @@ final class PostgresJobStore: JobStorage {
                 let depth = try connection.query("SELECT service, priority, count(*) FROM quire_jobs WHERE state = 'queued' GROUP BY service, priority")
                 for row in 0..<depth.count {
                     guard let service = depth.text(row, 0) else { continue }
-                    let count = Int(depth.int(row, 2) ?? 0)
-                    var d = found.depth[service] ?? PriorityDepth()
-                    switch JobPriority(rawValue: Int(depth.int(row, 1) ?? 1)) ?? .normal {
-                    case .high: d.high += count
-                    case .normal: d.normal += count
-                    case .low: d.low += count
-                    }
-                    found.depth[service] = d
+                    let priority = JobPriority(rawValue: Int(depth.int(row, 1) ?? 1)) ?? .normal
+                    found.depth[service, default: PriorityDepth()].add(priority, Int(depth.int(row, 2) ?? 0))
                 }
                 let names = try connection.query("SELECT name FROM quire_services")
                 found.services = Set((0..<names.count).compactMap { names.text($0, 0) })
