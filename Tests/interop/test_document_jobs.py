@@ -21,7 +21,7 @@ import zmq
 import ocr_images as oi
 import test_pdf_input as tp
 from conftest import Proc, free_port, wait_service
-from test_ocr import _env, _validate, _validator, page_lines, quire_bin, start_stack, validate_result, zctx  # noqa: F401
+from test_ocr import _env, _validate, add_client, _validator, page_lines, quire_bin, start_stack, validate_result, zctx  # noqa: F401
 from test_pdf_input import scanned
 from test_titanic import SCHEMAS, status_validator
 
@@ -270,13 +270,7 @@ def test_with_auth_on_the_document_worker_submits_pages_as_its_own_client(quire_
     credentials it says so (not as the caller's missing token); with them the document reads."""
     data = tmp_path / "tokens"
 
-    def add(name):
-        done = subprocess.run([quire_bin, "clients", "add", name, "--scope", "ocr", "--json", "--data", str(data)],
-                              capture_output=True, timeout=60)
-        assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout)
-
-    app, worker = add("app"), add("documents")
+    app, worker = add_client(quire_bin, data, "app"), add_client(quire_bin, data, "documents")
     st = start_stack(zctx, tmp_path, [
         [quire_bin, "broker", "--bind", "{url}", "--data", str(tmp_path / "jobs"), "--stats", "off", "--auth", "on"],
         [quire_bin, "worker", "token", "--broker", "{url}", "--data", str(data)],

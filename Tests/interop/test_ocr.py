@@ -87,6 +87,14 @@ def _free_port():
 _DATA_HOME = tempfile.mkdtemp(prefix="quire-ocr-tests-data-")
 
 
+def add_client(quire_bin, data, name, scope="ocr"):
+    """A client of the token worker whose folder is `data` (`quire clients add`): its id and secret."""
+    done = subprocess.run([quire_bin, "clients", "add", name, "--scope", scope, "--json", "--data", str(data)],
+                          capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
 def _env():
     """The caller's environment without QUIRE_* settings that change the defaults asserted here
     (QUIRE_TESSDATA stays: it says where the packs are; QUIRE_AUTH=off from conftest stays: these tests

@@ -20,6 +20,7 @@ import pytest
 
 import ocr_images as oi
 from conftest import QUIRE_BIN, HB_MS, LIVENESS, Proc, free_port, fmt, try_mmi, wait_until
+from test_stats import SNAPSHOT
 from test_titanic import Titanic, start_echo
 
 
@@ -63,10 +64,12 @@ def start_store_broker(ctx, procs, tmp_path, store, name, port=None, poll_ms=250
 
 
 def store_stats(broker):
-    """The broker's own figures of the store, from one stats snapshot."""
+    """The broker's own figures of the store, from one stats snapshot (valid against its schema)."""
     result = subprocess.run([QUIRE_BIN, "stats", "--once", "--json", "--stats", broker.stats], capture_output=True, text=True, timeout=20)
     assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout.splitlines()[0])["store"]
+    snapshot = json.loads(result.stdout.splitlines()[0])
+    SNAPSHOT.validate(snapshot)
+    return snapshot["store"]
 
 
 def killed(broker):

@@ -18,7 +18,7 @@ from PIL import Image, ImageDraw, ImageFilter
 
 import ocr_images as oi
 from conftest import Proc, wait_service
-from test_ocr import (SERVICE, _env, ocr, ocr_error, page_lines, page_words, quire_bin, request_frame, start_stack,  # noqa: F401
+from test_ocr import (SERVICE, _env, add_client, ocr, ocr_error, page_lines, page_words, quire_bin, request_frame, start_stack,  # noqa: F401
                       zctx)
 
 SCENE_MODELS = "/opt/quire-onnxruntime/models"
@@ -251,13 +251,7 @@ def test_with_auth_on_the_hand_off_presents_the_workers_own_credentials(quire_bi
     for `scene` (not as the caller's missing token) and keeps Tesseract's reading for `auto`."""
     data = tmp_path / "tokens"
 
-    def add(name):
-        done = subprocess.run([quire_bin, "clients", "add", name, "--scope", "ocr", "--json", "--data", str(data)],
-                              capture_output=True, timeout=60)
-        assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout)
-
-    app, pages = add("app"), add("pages")
+    app, pages = add_client(quire_bin, data, "app"), add_client(quire_bin, data, "pages")
     st = start_stack(zctx, tmp_path, [
         [quire_bin, "broker", "--bind", "{url}", "--data", str(tmp_path / "jobs"), "--stats", "off", "--auth", "on"],
         [quire_bin, "worker", "token", "--broker", "{url}", "--data", str(data)],
