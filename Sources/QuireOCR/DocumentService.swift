@@ -70,7 +70,8 @@ public enum DocumentService {
         let maxPages: Int
         let fontPath: String
         let tokens: @Sendable (QuireClient) async throws -> String?
-        private var client: QuireClient?
+        /// To the worker's own broker, made on the first document.
+        private let broker = BrokerConnection(timeout: 30_000, retries: 3, maxInFlight: 8)
 
         init(maxPages: Int, fontPath: String, tokens: @escaping @Sendable (QuireClient) async throws -> String?) {
             self.maxPages = maxPages
@@ -78,16 +79,12 @@ public enum DocumentService {
             self.tokens = tokens
         }
 
-        deinit {
-            if let client { _ = blockingAwait { await client.close() } }
-        }
-
         func handle(_ request: WorkerRequest) throws -> [[UInt8]] {
             guard request.body.count == 2 else {
                 throw WireError(.badRequest, "an ocr.document request has 2 frames (JSON options, document bytes); got \(request.body.count)")
             }
             let plan = try DocumentService.plan(request.body[0], document: request.body[1], maxPages: maxPages)
-            let client = try connection(request)
+            let client = try broker.client(request)
             let tokens = self.tokens
             let outcome = blockingAwait { () async throws -> [[UInt8]] in
                 try await DocumentService.read(plan, client: client, token: { try await tokens(client) }) { done in
@@ -107,18 +104,6 @@ public enum DocumentService {
             }
         }
 
-        /// One client per handler, to the worker's own broker, made on the first document.
-        private func connection(_ request: WorkerRequest) throws -> QuireClient {
-            if let client { return client }
-            do {
-                let made = try QuireClient(configuration: ClientConfiguration(broker: request.broker, timeout: 30_000, retries: 3,
-                                                                              maxInFlight: 8, curve: request.curve))
-                client = made
-                return made
-            } catch {
-                throw WireError(.internal, "cannot open a connection to the broker \(request.broker): \(error)")
-            }
-        }
     }
 
     /// Submits the plan's pages (their jobs may exist already: same keys, same jobs), waits for them in
@@ -134,11 +119,11 @@ public enum DocumentService {
             let reply: [[UInt8]]
             do {
                 reply = try await titanic(client, Titanic.request, [Array(OCRService.name.utf8), jobFrame, file])
-            } catch let error as WireError where [.unauthenticated, .forbidden, .tokenExpired].contains(error.code) {
+            } catch let error as WireError where BrokerConnection.refusesWorker(error) {
                 // The client's own token was fine: it is this worker that may not submit jobs.
                 throw WireError(.serviceUnavailable, "the ocr.document worker may not submit the document's pages as jobs (\(error.code.rawValue): "
                                 + "\(error.message)); " + (presented == nil
-                                    ? "give it client credentials for the ocr scope (--credentials FILE, or QUIRE_CLIENT_ID and QUIRE_CLIENT_SECRET)"
+                                    ? BrokerConnection.credentialsHint
                                     : "its client needs the ocr scope"), service: DocumentService.name)
             }
             guard let id = reply.first.map({ String(decoding: $0, as: UTF8.self) }), Titanic.isJobID(id) else {
@@ -208,15 +193,9 @@ public enum DocumentService {
 
     /// The page's JSON frame with its job options (the idempotency key) and the token.
     static func withJob(_ frame: [UInt8], key: String, token: String?) throws(WireError) -> [UInt8] {
-        guard var object = (try? JSONSerialization.jsonObject(with: Data(frame))) as? [String: Any] else {
-            throw WireError(.invalidJSON, "the request frame is not a JSON object")
-        }
-        object["job"] = ["idempotencyKey": key]
-        if let token { object["token"] = token }
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
-            throw WireError(.internal, "the page request could not be written")
-        }
-        return Array(data)
+        var members: [String: Any] = ["job": ["idempotencyKey": key]]
+        if let token { members["token"] = token }
+        return try BrokerConnection.frame(frame, adding: members, what: "the page request")
     }
 
     /// The JSON frame after a job id: the token and the long-poll wait.

@@ -21,15 +21,12 @@ public enum OCRService {
     final class OCRHandler: RequestHandler {
         let recognizer: Recognizer
         let handOff: SceneHandOff?
-        private var client: QuireClient?
+        /// To the worker's own broker, made on the first hand-off.
+        private let broker = BrokerConnection(timeout: 60_000, retries: 0, maxInFlight: 1)
 
         init(configuration: OCRConfiguration, handOff: SceneHandOff?) {
             recognizer = Recognizer(configuration: configuration)
             self.handOff = handOff
-        }
-
-        deinit {
-            if let client { _ = blockingAwait { await client.close() } }
         }
 
         func handle(_ request: WorkerRequest) throws -> [[UInt8]] {
@@ -38,30 +35,17 @@ public enum OCRService {
             }
             let options = try OCRRequest.parse(request.body[0])
             if let handOff, (options.engine ?? recognizer.configuration.defaultEngine) == .scene {
-                return try handOff.handOn(request, client: try connection(request)).get()
+                return try handOff.handOn(request, client: try broker.client(request)).get()
             }
             let (result, _) = try recognizer.recognize(options, image: request.body[1])
             // `auto` found a photo read badly, which this worker cannot read otherwise: the photo
             // workers read it (again, with both engines); where there are none, Tesseract's reading stands.
             if let handOff, result.metadata.steps.contains(where: { $0.step == "engine" && $0.parameters["sceneAvailable"] == 0 }),
-               case .success(let frames) = handOff.handOn(request, client: try connection(request)) {
+               case .success(let frames) = handOff.handOn(request, client: try broker.client(request)) {
                 return frames
             }
             let wantsPDF = options.outputs?.contains(.pdf) == true
             return try Outputs.replyFrames(result, pdf: wantsPDF ? (request.body[1], Outputs.fontPath(dataPath: recognizer.configuration.dataPath)) : nil)
-        }
-
-        /// One client per handler, to the worker's own broker, made on the first hand-off.
-        private func connection(_ request: WorkerRequest) throws -> QuireClient {
-            if let client { return client }
-            do {
-                let made = try QuireClient(configuration: ClientConfiguration(broker: request.broker, timeout: 60_000, retries: 0, maxInFlight: 1,
-                                                                              curve: request.curve))
-                client = made
-                return made
-            } catch {
-                throw WireError(.internal, "cannot open a connection to the broker \(request.broker): \(error)")
-            }
         }
     }
 }

@@ -34,18 +34,17 @@ public final class SceneHandOff: Sendable {
         let outcome = blockingAwait { () async throws -> [[UInt8]]? in
             if try await !self.served(client) { return nil }
             var body = request.body
-            if let token = try await self.tokens(client) { body[0] = try Self.with(token: token, body[0]) }
+            if let token = try await self.tokens(client) { body[0] = try BrokerConnection.frame(body[0], adding: ["token": token], what: "the request") }
             return try await client.request(service: name, body: body, timeout: self.timeout, retries: 0)
         }
         switch outcome {
         case .success(let frames?):
             if let first = frames.first, frames.count == 1, let error = WireError(jsonFrame: first) { return .failure(error) }
             return .success(frames)
-        case .failure(let error as ClientError) where [.unauthenticated, .forbidden, .tokenExpired].contains(error.remote?.code):
+        case .failure(let error as ClientError) where BrokerConnection.refusesWorker(error.remote):
             // The caller's token was fine: it is this worker that may not ask ocr.scene.
             return .failure(WireError(.engineFailure, "the scene engine is not available here (\(localReason)), and this worker may not hand the "
-                                      + "picture to \(name) (\(error.remote?.message ?? "")): give it client credentials for the ocr scope "
-                                      + "(--credentials FILE, or QUIRE_CLIENT_ID and QUIRE_CLIENT_SECRET)"))
+                                      + "picture to \(name) (\(error.remote?.message ?? "")): \(BrokerConnection.credentialsHint)"))
         case .success(nil):
             return .failure(WireError(.engineFailure, "the scene engine is not available here (\(localReason)), and no \(name) worker is registered "
                                       + "at the broker to read the picture"))
@@ -66,17 +65,5 @@ public final class SceneHandOff: Sendable {
         let served = reply.first == Array("200".utf8)
         known.withLock { $0 = (served, Date().addingTimeInterval(10)) }
         return served
-    }
-
-    /// The request's JSON frame with the worker's token in it.
-    static func with(token: String, _ frame: [UInt8]) throws(WireError) -> [UInt8] {
-        guard var object = (try? JSONSerialization.jsonObject(with: Data(frame))) as? [String: Any] else {
-            throw WireError(.invalidJSON, "the request frame is not a JSON object")
-        }
-        object["token"] = token
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
-            throw WireError(.internal, "the request could not be written")
-        }
-        return Array(data)
     }
 }
