@@ -34,6 +34,10 @@ public struct OCRConfiguration: Sendable, Equatable {
     public var largeGlyphHeight: Double = 40
     /// The largest enlargement.
     public var maxUpscale: Double = 4
+    /// Enlarging stops where the pixels to read (the text's box when the page is cropped to it, else
+    /// the page) would pass this: Tesseract's layout analysis and its line recognizer both cost more
+    /// with every pixel, so a full page of small print is enlarged less than a receipt.
+    public var maxEnlargedPixels: Int = 8_000_000
     /// In `document` mode, read only the box around the text when it leaves out a fifth of the page
     /// or more (a receipt on an A4 scan): fewer pixels to read, no specks in the margins.
     public var cropToText: Bool = true
@@ -166,6 +170,8 @@ public struct OCRConfiguration: Sendable, Equatable {
                 help: "scale pages for their glyphs' height"),
         Setting(\.targetGlyphHeight, variable: "QUIRE_OCR_TARGET_GLYPH_HEIGHT", .number(8...200), help: "the glyph height (px) small and large text is scaled to"),
         Setting(\.smallGlyphHeight, variable: "QUIRE_OCR_SMALL_GLYPH_HEIGHT", .number(0...200), help: "glyphs lower than this are enlarged (at most ×4)"),
+        Setting(\.maxEnlargedPixels, variable: "QUIRE_OCR_MAX_ENLARGED_PIXELS", .integer(100_000...1_000_000_000),
+                help: "enlarging small text stops where the pixels to read would pass this"),
         Setting(\.largeGlyphHeight, variable: "QUIRE_OCR_LARGE_GLYPH_HEIGHT", .number(8...10_000), help: "glyphs higher than this are reduced (not in `text` mode)"),
         Setting(\.cropToText, variable: "QUIRE_OCR_CROP", .onOff, help: "read documents cut to the box around their text"),
         Setting(\.deskew, variable: "QUIRE_OCR_DESKEW", .onOff, help: "find and correct skew up to 20°"),

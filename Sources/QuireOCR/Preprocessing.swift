@@ -121,6 +121,25 @@ extension Recognizer {
         return 1
     }
 
+    /// A document is cropped to its text when the box keeps at most this share of the page.
+    static let cropWhenKept = 0.8
+
+    /// The pixels that will be read at scale 1: the text's box when the page will be cropped to it
+    /// (`textBox` given, as in `document` mode with cropping on), else the whole page.
+    static func pixelsToRead(pixels: Int, textBox: PixelBox?) -> Int {
+        guard let box = textBox, pixels > 0 else { return pixels }
+        let boxed = box.width * box.height
+        return Double(boxed) / Double(pixels) <= cropWhenKept ? boxed : pixels
+    }
+
+    /// `scale` held to the enlargement that keeps `pixelsToRead` within `budget` once enlarged; a
+    /// reduction, or an enlargement within the budget, is returned as it is, and a page already over
+    /// the budget is not enlarged at all.
+    static func enlargement(_ scale: Double, pixelsToRead: Int, budget: Int) -> Double {
+        guard scale > 1, pixelsToRead > 0, Double(pixelsToRead) * scale * scale > Double(budget) else { return scale }
+        return max(1, (Double(budget) / Double(pixelsToRead)).squareRoot())
+    }
+
     func prepare(_ source: PageSource, request: OCRRequest) throws(WireError) -> Prepared {
         do throws(ImageError) {
             let pixels = source.width * source.height
@@ -139,7 +158,15 @@ extension Recognizer {
                 textBox = measured.textBox
                 if mode == .document && configuration.darkenInk { tones = measured.tones }
                 scale = configuration.textScaling ? textScale(glyphHeight: measured.glyphHeight, mode: mode) : 1
-                var parameters: [String: Double] = ["targetGlyphHeight": configuration.targetGlyphHeight, "ms": started.millisecondsSince]
+                var parameters: [String: Double] = ["targetGlyphHeight": configuration.targetGlyphHeight]
+                let toRead = Self.pixelsToRead(pixels: pixels, textBox: mode == .document && configuration.cropToText ? textBox : nil)
+                let enlarged = Self.enlargement(scale, pixelsToRead: toRead, budget: configuration.maxEnlargedPixels)
+                if enlarged < scale {
+                    parameters["wanted"] = (scale * 1_000).rounded() / 1_000
+                    parameters["maxEnlargedPixels"] = Double(configuration.maxEnlargedPixels)
+                    scale = enlarged
+                }
+                parameters["ms"] = started.millisecondsSince
                 if let height = measured.glyphHeight { parameters["glyphHeight"] = height }
                 sideways = measured.sideways
                 steps.append(.init(step: "scale", applied: abs(scale - 1) > 0.01, parameters: parameters))
@@ -178,7 +205,7 @@ extension Recognizer {
                 let x1 = min(image.width, Int((Double(box.x + box.width) * decodedPerUploaded).rounded(.up)))
                 let y1 = min(image.height, Int((Double(box.y + box.height) * decodedPerUploaded).rounded(.up)))
                 let kept = Double(max(0, x1 - x0) * max(0, y1 - y0)) / Double(max(1, image.width * image.height))
-                let apply = x1 > x0 && y1 > y0 && kept <= 0.8
+                let apply = x1 > x0 && y1 > y0 && kept <= Self.cropWhenKept
                 steps.append(.init(step: "crop", applied: apply, parameters: ["kept": (kept * 1_000).rounded() / 1_000]))
                 if apply {
                     image = try image.cropped(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
