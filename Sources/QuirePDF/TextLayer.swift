@@ -102,8 +102,8 @@ extension PDFDocument {
 /// or a table cell from the next; blocks of lines set one under the other in the same column; and
 /// the blocks ordered by Breuel's two rules ("High performance document layout analysis", 2003): a
 /// block comes before another below it when their columns overlap, and
-/// before one to its right unless a third block between them in height spans both. Every element
-/// has confidence 1: the text is the file's own.
+/// before one to its right unless a third block between them in height spans both; line numbers in a
+/// margin start the rows they number. Every element has confidence 1: the text is the file's own.
 public enum TextLayer {
     public static func page(_ characters: [LayerCharacter], width: Int, height: Int, language: String?, symbols: Bool) -> RecognizedPage {
         // Text turned on the page (a table's upright headings, a landscape table on a portrait page,
@@ -202,7 +202,7 @@ public enum TextLayer {
                                      baseline: (box.x, box.y + box.height, box.x + box.width, box.y + box.height), children: words)
         }
         let sizes = fragments.map { run in run.map(\.size).max() ?? 0 }
-        return ordered(self.blocks(Array(zip(lineElements, sizes))).map { lines -> RecognizedElement in
+        return ordered(numbered(self.blocks(Array(zip(lineElements, sizes)))).map { lines -> RecognizedElement in
             let box = union(lines.map(\.box))
             let text = lines.map(\.text).joined(separator: "\n")
             let paragraph = RecognizedElement(text: text, box: box, confidence: 1, children: lines)
@@ -318,6 +318,61 @@ public enum TextLayer {
             }
         }
         return blocks.map(\.lines)
+    }
+
+    /// Line numbers set in a margin beside the text (a transcript's or a pleading's 1 to 25, a listing's)
+    /// put at the start of the line they number, as the page reads and as OCR reads it. Lines that are
+    /// a whole number and nothing else, one above another in the same margin, each one more than the
+    /// one above, at least three in a row, are line numbers; each takes the lines of the other blocks
+    /// that stand to its right on the same row, left to right. The numbered rows then read in order as
+    /// one block, a number without a line of its own in its place.
+    static func numbered(_ blocks: [[RecognizedElement]]) -> [[RecognizedElement]] {
+        struct Place: Hashable { var block: Int; var line: Int }
+        func number(_ line: RecognizedElement) -> Int? { line.text.allSatisfy(\.isASCII) ? Int(line.text) : nil }
+        func sameRow(_ a: PixelBox, _ b: PixelBox) -> Bool {
+            2 * (min(a.y + a.height, b.y + b.height) - max(a.y, b.y)) >= min(a.height, b.height)
+        }
+        // Blocks made of numbers only (a margin's numbers are blocks of one line where the text is
+        // double-spaced), top to bottom.
+        let numbers = blocks.indices.filter { b in blocks[b].allSatisfy { number($0).map { $0 >= 0 } ?? false } }
+            .flatMap { b in blocks[b].indices.map { Place(block: b, line: $0) } }
+            .sorted { blocks[$0.block][$0.line].box.y < blocks[$1.block][$1.line].box.y }
+        var runs: [[Place]] = []
+        var used = Set<Place>()
+        for first in numbers where !used.contains(first) {
+            var run = [first]
+            for next in numbers where !used.contains(next) && next != first {
+                let last = blocks[run[run.count - 1].block][run[run.count - 1].line], candidate = blocks[next.block][next.line]
+                let across = min(last.box.x + last.box.width, candidate.box.x + candidate.box.width) - max(last.box.x, candidate.box.x)
+                if number(candidate) == number(last)! + 1, across > 0, candidate.box.y > last.box.y { run.append(next) }
+            }
+            guard run.count >= 3 else { continue }
+            runs.append(run)
+            used.formUnion(run)
+        }
+        guard !runs.isEmpty else { return blocks }
+        var taken = used
+        var numberedBlocks: [[RecognizedElement]] = []
+        for run in runs {
+            numberedBlocks.append(run.map { place in
+                let numberLine = blocks[place.block][place.line]
+                var row: [(place: Place, line: RecognizedElement)] = []
+                for b in blocks.indices {
+                    for (l, line) in blocks[b].enumerated() where !taken.contains(Place(block: b, line: l)) {
+                        if line.box.x >= numberLine.box.x + numberLine.box.width, sameRow(numberLine.box, line.box) { row.append((Place(block: b, line: l), line)) }
+                    }
+                }
+                guard !row.isEmpty else { return numberLine }
+                let lines = [numberLine] + row.sorted { $0.line.box.x < $1.line.box.x }.map(\.line)
+                taken.formUnion(row.map(\.place))
+                let box = union(lines.map(\.box))
+                return RecognizedElement(text: lines.map(\.text).joined(separator: " "), box: box, confidence: 1,
+                                         baseline: (box.x, box.y + box.height, box.x + box.width, box.y + box.height),
+                                         children: lines.flatMap(\.children))
+            })
+        }
+        let rest = blocks.indices.map { b in blocks[b].indices.filter { !taken.contains(Place(block: b, line: $0)) }.map { blocks[b][$0] } }
+        return rest.filter { !$0.isEmpty } + numberedBlocks
     }
 
     /// Blocks in reading order by Breuel's rules: `a` before `b` when their spans across overlap and `a`

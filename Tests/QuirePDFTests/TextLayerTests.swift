@@ -80,4 +80,33 @@ struct TextLayerTests {
         #expect(page.blocks.map(\.text) == ["across the page", "down"])
         #expect(page.blocks[1].box == PixelBox(x: 700, y: 300, width: 20, height: 40))
     }
+
+    @Test("a transcript's line numbers in the margin read with the lines they number, empty numbered rows in place")
+    func lineNumbers() {
+        // The file draws the margin's numbers first, then the text: rows 1, 2 and 4 have text, row 3 none.
+        var characters = Self.run("Official transcript", x: 300, y: 20) + [Self.lineBreak]
+        for (i, y) in [100, 125, 150, 175].enumerated() {
+            characters += Self.run("\(i + 1)", x: 40, y: y) + [Self.lineBreak]
+        }
+        for (text, y) in [("IN THE SUPREME COURT", 100), ("MICHAEL A. KNOWLES,", 125), ("Petitioner", 175)] {
+            characters += Self.run(text, x: 200, y: y) + [Self.lineBreak]
+        }
+        // A caption's colons, a column of their own further right, belong to their rows too.
+        characters += Self.run(":", x: 700, y: 125) + [Self.lineBreak] + Self.run(":", x: 700, y: 150) + [Self.lineBreak]
+        let page = TextLayer.page(characters, width: 1_000, height: 1_000, language: nil, symbols: false)
+        #expect(page.blocks.map(\.text) == ["Official transcript", "1 IN THE SUPREME COURT\n2 MICHAEL A. KNOWLES, :\n3 :\n4 Petitioner"])
+        let first = page.blocks[1].children[0].children[0]
+        #expect(first.children.map(\.text) == ["1", "IN", "THE", "SUPREME", "COURT"])
+        #expect(first.box == PixelBox(x: 40, y: 100, width: 360, height: 20))
+    }
+
+    @Test("a column of numbers that do not count up by one (a table's amounts) stays a column")
+    func amountsAreNotLineNumbers() {
+        var characters: [LayerCharacter] = []
+        for (i, y) in [100, 125, 150].enumerated() {
+            characters += Self.run(["12", "40", "7"][i], x: 40, y: y) + Self.run(["apples", "pears", "plums"][i], x: 200, y: y) + [Self.lineBreak]
+        }
+        let page = TextLayer.page(characters, width: 1_000, height: 1_000, language: nil, symbols: false)
+        #expect(page.blocks.map(\.text) == ["12\n40\n7", "apples\npears\nplums"])
+    }
 }
