@@ -83,7 +83,7 @@ RUN set -eux; \
     packs=""; for l in $TESSERACT_LANGUAGES; do packs="$packs tesseract-ocr-$(echo "$l" | tr '_' '-' | tr 'A-Z' 'a-z')"; done; \
     apt-get update; \
     apt-get install -y --no-install-recommends \
-        libzmq5 libtesseract5 liblept5 libsodium23 libheif1 libsqlite3-0 libpq5 libmicrohttpd12 libcurl4 $packs; \
+        libzmq5 libtesseract5 liblept5 libsodium23 libheif1 libsqlite3-0 libpq5 libmicrohttpd12 libcurl4 wamerican $packs; \
     rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt /var/log/dpkg.log; \
     groupadd --system --gid 10001 quire; \
     useradd --system --uid 10001 --gid quire --home-dir /var/lib/quire --no-create-home \

@@ -120,6 +120,11 @@ public struct OCRConfiguration: Sendable, Equatable {
     public var sceneModels: String = "/opt/quire-onnxruntime/models"
     /// ONNX Runtime's threads per scene model on each worker thread.
     public var sceneThreads: Int = 1
+    /// The scene engine replaces a word read as no word of the language's list (Debian's `wamerican`
+    /// and the like in /usr/share/dict) by the likeliest word of the list near it...
+    public var sceneWords: Bool = true
+    /// ...when that word is at most this much less likely than the reading (natural log).
+    public var sceneWordTolerance: Double = 5
     /// The engine of a request that names none.
     public var defaultEngine: OCRRequest.Engine = .auto
     /// `auto` shows a page to the scene engine too when Tesseract read fewer than this many words with
@@ -212,6 +217,10 @@ public struct OCRConfiguration: Sendable, Equatable {
                 help: "the scene engine's models (det.onnx, rec.onnx) for signs, screens, whiteboards and handwriting"),
         Setting(\.sceneThreads, variable: "QUIRE_SCENE_THREADS", .integer(1...64),
                 help: "ONNX Runtime's threads per scene model on each worker thread"),
+        Setting(\.sceneWords, variable: "QUIRE_SCENE_WORDS", .onOff,
+                help: "the scene engine reads a word spelled as no word of the language's list (/usr/share/dict) as the likeliest word of the list near it"),
+        Setting(\.sceneWordTolerance, variable: "QUIRE_SCENE_WORD_TOLERANCE", .number(0...100),
+                help: "how much less likely (natural log) than the reading the word of the list may be"),
         Setting(\.defaultEngine, variable: "QUIRE_OCR_ENGINE", .choice(noun: "engine", placeholder: "E"),
                 help: "the engine of a request that names none: auto (chosen by the picture), tesseract or scene"),
         Setting(\.sceneBelowConfidentWords, variable: "QUIRE_OCR_SCENE_BELOW_WORDS", .integer(0...100_000),

@@ -59,6 +59,7 @@ extension Recognizer {
         do throws(SceneError) {
             var settings = SceneEngine.Settings()
             settings.threads = configuration.sceneThreads
+            settings.wordTolerance = configuration.sceneWords ? configuration.sceneWordTolerance : nil
             let engine = try SceneEngine(models: configuration.sceneModels, languages: languages, settings: settings)
             scene = engine
             return engine

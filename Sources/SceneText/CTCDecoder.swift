@@ -3,12 +3,15 @@
 /// dictionary's characters, and the class after them a space (PaddleOCR's convention).
 public struct CTCDecoder: Sendable {
     public let characters: [String]
+    /// Each character's class (the first, should the dictionary hold one twice).
+    let classIndex: [String: Int]
     /// The classes that may be read (the blank always may); nil: all of them.
     public var allowed: [Bool]?
 
     /// `dictionary`: the model's characters, one per class from class 1 on.
     public init(dictionary: [String]) {
         characters = [""] + dictionary + [" "]
+        classIndex = Dictionary(characters.enumerated().dropFirst().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// The decoder reading only characters `keep` accepts (the blank and the space always).
@@ -35,7 +38,22 @@ public struct CTCDecoder: Sendable {
     public struct Line: Sendable, Equatable {
         public var characters: [Character]
         public var steps: Int
+        /// The mean probability and the number of the characters as decoded, before words were
+        /// corrected (nil: as ``characters``): what decides between two readings of a line.
+        public var decoded: (confidence: Double, count: Int)?
         public var text: String { characters.map(\.text).joined() }
+        public var readingConfidence: Double { decoded?.confidence ?? confidence }
+        public var readingCount: Int { decoded?.count ?? characters.count }
+
+        public init(characters: [Character], steps: Int, decoded: (confidence: Double, count: Int)? = nil) {
+            self.characters = characters
+            self.steps = steps
+            self.decoded = decoded
+        }
+
+        public static func == (a: Line, b: Line) -> Bool {
+            a.characters == b.characters && a.steps == b.steps && a.decoded?.confidence == b.decoded?.confidence && a.decoded?.count == b.decoded?.count
+        }
         /// The mean of the characters' probabilities (0 for a line without any).
         public var confidence: Double {
             characters.isEmpty ? 0 : characters.map(\.confidence).reduce(0, +) / Double(characters.count)

@@ -20,7 +20,7 @@ public final class SceneEngine: TextRecognizer {
         /// How much wider a line read as `line` must be read again to have ``minStepsPerCharacter``
         /// time steps per character; nil where it has them (or read nothing).
         public func stretch(_ line: CTCDecoder.Line, usedFraction: Double) -> Double? {
-            let steps = Double(line.steps) * usedFraction, wanted = minStepsPerCharacter * Double(line.characters.count)
+            let steps = Double(line.steps) * usedFraction, wanted = minStepsPerCharacter * Double(line.readingCount)
             return line.characters.isEmpty || steps >= wanted ? nil : min(maxStretch, wanted / steps)
         }
         /// Lines read with a lower mean character probability are dropped (noise the detector found).
@@ -28,6 +28,10 @@ public final class SceneEngine: TextRecognizer {
         /// A picture in which no line is found is read whole, as one line (a word cropped tight, a curved
         /// sign), and kept when it reads with at least this mean character probability.
         public var wholePictureConfidence = 0.9
+        /// Words read as no word of the language's list are replaced by the likeliest word of the list
+        /// near them (``CTCDecoder/corrected(_:words:tolerance:scores:offset:classes:)``) where it is at most
+        /// this much less likely (natural log); nil: words are read as the recognizer spells them.
+        public var wordTolerance: Double? = 5
         /// ONNX Runtime's threads for each model's operators.
         public var threads = 1
         /// Lines recognised together in one run of the recognizer.
@@ -47,13 +51,22 @@ public final class SceneEngine: TextRecognizer {
     /// words are tagged with. Where none is written in Chinese or Japanese, only characters of the
     /// Latin-script alphabets are read: the models' other 14,000 characters are then only ways to be wrong.
     public var languages: [String] = ["eng"] {
-        didSet { decoder = Self.decoder(dictionary, for: languages) }
+        didSet {
+            decoder = Self.decoder(dictionary, for: languages)
+            words = Self.words(for: languages, settings)
+        }
     }
     public var language: String { languages.first ?? "eng" }
     private let detector: OnnxModel
     private let recognizer: OnnxModel
     private let dictionary: CTCDecoder
     private var decoder: CTCDecoder
+    /// The word list of the first of ``languages`` that has one installed.
+    private var words: WordList?
+
+    static func words(for languages: [String], _ settings: Settings) -> WordList? {
+        settings.wordTolerance == nil ? nil : languages.lazy.compactMap { WordList.forLanguage($0) }.first
+    }
 
     static func decoder(_ full: CTCDecoder, for languages: [String]) -> CTCDecoder {
         languages.contains { ["chi_sim", "chi_tra", "jpn", "chi_sim_vert", "chi_tra_vert", "jpn_vert"].contains($0) }
@@ -79,6 +92,7 @@ public final class SceneEngine: TextRecognizer {
         self.dictionary = full
         self.languages = languages
         decoder = Self.decoder(full, for: languages)
+        words = Self.words(for: languages, settings)
         let modelName = (try? String(contentsOfFile: models + "/models-version", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
         engineName = "pp-ocr \(modelName ?? "models"), onnxruntime \(OnnxModel.version ?? "?")"
     }
@@ -121,7 +135,7 @@ public final class SceneEngine: TextRecognizer {
         var lines: [(text: DetectedText, line: CTCDecoder.Line, usedFraction: Double)] = []
         let decoded = try readLines(found.map { crop(padded, $0) })
         for (i, (line, used)) in decoded.enumerated() {
-            guard !line.characters.isEmpty, line.confidence >= settings.minLineConfidence else { continue }
+            guard !line.characters.isEmpty, line.readingConfidence >= settings.minLineConfidence else { continue }
             var text = found[i]
             text.corners = text.corners.map { Point(x: $0.x - Double(margin.x), y: $0.y - Double(margin.y)) }
             lines.append((text, line, used))
@@ -134,9 +148,9 @@ public final class SceneEngine: TextRecognizer {
         if lines.isEmpty || lineShaped && oneRow {
             let upright = picture.height >= 2 * picture.width
             if let (line, used) = try readLines([upright ? picture.turnedCounterClockwise() : picture]).first, !line.characters.isEmpty {
-                let read = lines.reduce(0.0) { $0 + $1.line.confidence * Double($1.line.characters.count) }
-                    / Double(max(1, lines.reduce(0) { $0 + $1.line.characters.count }))
-                if lines.isEmpty ? line.confidence >= settings.wholePictureConfidence : line.confidence > read {
+                let read = lines.reduce(0.0) { $0 + $1.line.readingConfidence * Double($1.line.readingCount) }
+                    / Double(max(1, lines.reduce(0) { $0 + $1.line.readingCount }))
+                if lines.isEmpty ? line.readingConfidence >= settings.wholePictureConfidence : line.readingConfidence > read {
                     let (w, h) = (Double(picture.width), Double(picture.height))
                     let whole = DetectedText(corners: [Point(x: 0, y: 0), Point(x: w, y: 0), Point(x: w, y: h), Point(x: 0, y: h)], score: 0)
                     lines = [(upright ? whole.readDownward : whole, line, used)]
@@ -194,7 +208,7 @@ public final class SceneEngine: TextRecognizer {
         var stretch: [Int: Double] = [:]
         for (i, (line, used)) in read { stretch[i] = settings.stretch(line, usedFraction: used) }
         if !stretch.isEmpty {
-            for (i, again) in try batches(Array(stretch.keys), stretch: stretch) where again.0.confidence > read[i]!.0.confidence {
+            for (i, again) in try batches(Array(stretch.keys), stretch: stretch) where again.0.readingConfidence > read[i]!.0.readingConfidence {
                 read[i] = again
             }
         }
@@ -219,7 +233,11 @@ public final class SceneEngine: TextRecognizer {
         }
         return scores.withUnsafeBufferPointer { buffer in
             crops.indices.map { i in
-                let line = decoder.decode(buffer, offset: i * shape[1] * shape[2], steps: shape[1], classes: shape[2])
+                let offset = i * shape[1] * shape[2]
+                var line = decoder.decode(buffer, offset: offset, steps: shape[1], classes: shape[2])
+                if let words, let tolerance = settings.wordTolerance {
+                    line = decoder.corrected(line, words: words, tolerance: tolerance, scores: buffer, offset: offset, classes: shape[2])
+                }
                 return (line, Double(widths[i]) / Double(inputWidth))
             }
         }
