@@ -209,10 +209,21 @@ public struct LayoutChoice: Sendable, Equatable {
         let edges = [0] + cuts.map { $0.x + $0.width / 2 } + [width]
         guard (0..<(edges.count - 1)).allSatisfy({ Double(edges[$0 + 1] - edges[$0]) >= minRuledColumnWidth * lineHeight }) else { return [] }
         guard !cuts.isEmpty else { return [] }
-        // The columns run as far as the rules do, but no text line is cut across: a line the top or
-        // the bottom would cross goes to the part above or below (a figure's frame ending beside a
-        // column's line).
+        // The columns run as far as the rules do, but no text line is cut across: a line of one column
+        // the top or the bottom would cross stays in its column (a figure's frame ending beside the
+        // column's last line), where no line across a rule is crossed there too; any other goes to the
+        // part above or below.
         var top = cuts.map(\.y).min()!, bottom = cuts.map { $0.y + $0.height }.max()!
+        func acrossARule(_ line: PixelBox) -> Bool { cuts.contains { $0.x < line.x + line.width && $0.x + $0.width > line.x } }
+        func crossing(_ y: Int) -> [PixelBox] { lines.filter { $0.y < y && $0.y + $0.height > y } }
+        if let own = crossing(top).min(by: { $0.y < $1.y }), !crossing(top).contains(where: acrossARule),
+           !crossing(own.y).contains(where: acrossARule) {
+            top = own.y
+        }
+        if let own = crossing(bottom).max(by: { $0.y + $0.height < $1.y + $1.height }), !crossing(bottom).contains(where: acrossARule),
+           !crossing(own.y + own.height).contains(where: acrossARule) {
+            bottom = own.y + own.height
+        }
         while let crossed = lines.first(where: { $0.y < top && $0.y + $0.height > top }) { top = crossed.y + crossed.height }
         while let crossed = lines.first(where: { $0.y < bottom && $0.y + $0.height > bottom }) { bottom = crossed.y }
         guard bottom > top else { return [] }

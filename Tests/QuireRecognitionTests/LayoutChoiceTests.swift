@@ -227,16 +227,25 @@ struct LayoutChoiceTests {
         #expect(LayoutChoice().ruledPieces(width: 2200, height: 1700, rules: rules, regions: figure).isEmpty)
     }
 
-    @Test("The columns end where the rules do, but never across a text line: a line there goes above or below")
+    @Test("The columns end where the rules do, but never across a text line: a column's line stays in its column, a line across the rule goes above or below")
     func noLineCutAcross() {
-        // A rule from 200 to 1000 beside a column whose lines (30 px high, every 60 px from 100)
-        // cross both ends: at 190–220 and at 970–1000 … 1000 is a line's end, 980 is inside one.
+        // A rule from 200 to 980 beside two columns whose lines (30 px high, every 60 px from 190)
+        // cross both of its ends: at 190–220 and at 970–1000.
         let regions = [Self.text(x: 20, y: 190, width: 700, lines: 14), Self.text(x: 820, y: 190, width: 700, lines: 14)]
         let rule = PixelBox(x: 779, y: 200, width: 2, height: 780)
         let pieces = LayoutChoice().ruledPieces(width: 1540, height: 1200, rules: [rule], regions: regions)
-        // Top 200 crosses the line at 190–220: the columns start at 220. Bottom 980 crosses 970–1000: they end at 970.
-        #expect(pieces == [PixelBox(x: 0, y: 0, width: 1540, height: 220), PixelBox(x: 0, y: 220, width: 779, height: 750),
-                           PixelBox(x: 781, y: 220, width: 759, height: 750), PixelBox(x: 0, y: 970, width: 1540, height: 230)])
+        // Each line crossed belongs to one column: the columns take them, from 190 to 1000, and nothing
+        // is left above or below. Read above or below, the two columns' first (or last) lines would be
+        // read as one row.
+        #expect(pieces == [PixelBox(x: 0, y: 190, width: 779, height: 810), PixelBox(x: 781, y: 190, width: 759, height: 810)])
+        // A head and a foot across the page, crossing the rule's ends (the rule drawn through them):
+        // they go above and below, and the columns start and end clear of them.
+        let across = [Self.text(x: 20, y: 185, width: 1500, lines: 1), Self.text(x: 20, y: 230, width: 700, lines: 12),
+                      Self.text(x: 820, y: 230, width: 700, lines: 12), Self.text(x: 20, y: 965, width: 1500, lines: 1)]
+        #expect(LayoutChoice().ruledPieces(width: 1540, height: 1200, rules: [rule], regions: across) == [
+            PixelBox(x: 0, y: 0, width: 1540, height: 215), PixelBox(x: 0, y: 215, width: 779, height: 750),
+            PixelBox(x: 781, y: 215, width: 759, height: 750), PixelBox(x: 0, y: 965, width: 1540, height: 235),
+        ])
     }
 }
 

@@ -1124,7 +1124,11 @@ def test_mixed_layout_reads_in_order(stack, figure):
     assert value < 0.02, "CER %.3f:\n%s" % (value, doc["text"][:2000])
     steps = {s["step"]: s for s in doc["metadata"]["steps"]}
     layout = steps["layout"]["parameters"]
-    assert layout["singleBlock"] == 0 and layout["columnPairs"] >= 1, layout
+    # The columns are found side by side as regions, or (the figure's frame standing as a long
+    # vertical rule: which one depends on the scale the page is read at) the page is cut at the rule
+    # into the part above, the columns and the part below.
+    assert layout["singleBlock"] == 0, layout
+    assert layout["columnPairs"] >= 1 or (figure and layout.get("ruledPieces", 0) >= 3), layout
     # Each text line of the result lies on one side of the gutter or spans the page: no line runs
     # from the left column (or the figure) into the right one.
     (page,) = doc["pages"]
