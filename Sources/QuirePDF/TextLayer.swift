@@ -322,19 +322,22 @@ public enum TextLayer {
 
     /// Line numbers set in a margin beside the text (a transcript's or a pleading's 1 to 25, a listing's)
     /// put at the start of the line they number, as the page reads and as OCR reads it. Lines that are
-    /// a whole number and nothing else, one above another in the same margin, each one more than the
+    /// a whole number (one to five digits) and nothing else, one above another in the same margin, each one more than the
     /// one above, at least three in a row, are line numbers; each takes the lines of the other blocks
     /// that stand to its right on the same row, left to right. The numbered rows then read in order as
     /// one block, a number without a line of its own in its place.
     static func numbered(_ blocks: [[RecognizedElement]]) -> [[RecognizedElement]] {
         struct Place: Hashable { var block: Int; var line: Int }
-        func number(_ line: RecognizedElement) -> Int? { line.text.allSatisfy(\.isASCII) ? Int(line.text) : nil }
+        // A line number is one to five digits (a file's own text: no sign, no overflow).
+        func number(_ line: RecognizedElement) -> Int? {
+            (1...5).contains(line.text.count) && line.text.allSatisfy { $0.isASCII && $0.isNumber } ? Int(line.text) : nil
+        }
         func sameRow(_ a: PixelBox, _ b: PixelBox) -> Bool {
             2 * (min(a.y + a.height, b.y + b.height) - max(a.y, b.y)) >= min(a.height, b.height)
         }
         // Blocks made of numbers only (a margin's numbers are blocks of one line where the text is
         // double-spaced), top to bottom.
-        let numbers = blocks.indices.filter { b in blocks[b].allSatisfy { number($0).map { $0 >= 0 } ?? false } }
+        let numbers = blocks.indices.filter { b in blocks[b].allSatisfy { number($0) != nil } }
             .flatMap { b in blocks[b].indices.map { Place(block: b, line: $0) } }
             .sorted { blocks[$0.block][$0.line].box.y < blocks[$1.block][$1.line].box.y }
         var runs: [[Place]] = []

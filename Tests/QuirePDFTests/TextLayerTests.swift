@@ -100,7 +100,7 @@ struct TextLayerTests {
         #expect(first.box == PixelBox(x: 40, y: 100, width: 360, height: 20))
     }
 
-    @Test("a column of numbers that do not count up by one (a table's amounts) stays a column")
+    @Test("a column of numbers that do not count up by one (a table's amounts), or are not line numbers, stays a column")
     func amountsAreNotLineNumbers() {
         var characters: [LayerCharacter] = []
         for (i, y) in [100, 125, 150].enumerated() {
@@ -108,5 +108,14 @@ struct TextLayerTests {
         }
         let page = TextLayer.page(characters, width: 1_000, height: 1_000, language: nil, symbols: false)
         #expect(page.blocks.map(\.text) == ["12\n40\n7", "apples\npears\nplums"])
+        // Nor do numbers too long to be line numbers, signed ones, or one past the largest integer.
+        for column in [["123456", "123457", "123458"], ["+1", "+2", "+3"], ["9223372036854775806", "9223372036854775807", "9223372036854775808"]] {
+            var drawn: [LayerCharacter] = []
+            for (i, y) in [100, 125, 150].enumerated() {
+                drawn += Self.run(column[i], x: 40, y: y) + Self.run("row", x: 400, y: y) + [Self.lineBreak]
+            }
+            let read = TextLayer.page(drawn, width: 1_000, height: 1_000, language: nil, symbols: false)
+            #expect(read.blocks.map(\.text) == [column.joined(separator: "\n"), "row\nrow\nrow"])
+        }
     }
 }
