@@ -37,24 +37,24 @@ public final class SceneHandOff: Sendable {
             if let token = try await self.tokens(client) { body[0] = try BrokerConnection.frame(body[0], adding: ["token": token], what: "the request") }
             return try await client.request(service: name, body: body, timeout: self.timeout, retries: 0)
         }
+        func unavailable(_ why: String) -> WireError {
+            WireError(.engineFailure, "the scene engine is not available here (\(localReason)), and " + why)
+        }
         switch outcome {
         case .success(let frames?):
             if let first = frames.first, frames.count == 1, let error = WireError(jsonFrame: first) { return .failure(error) }
             return .success(frames)
         case .failure(let error as ClientError) where BrokerConnection.refusesWorker(error.remote):
             // The caller's token was fine: it is this worker that may not ask ocr.scene.
-            return .failure(WireError(.engineFailure, "the scene engine is not available here (\(localReason)), and this worker may not hand the "
-                                      + "picture to \(name) (\(error.remote?.message ?? "")): \(BrokerConnection.credentialsHint)"))
+            return .failure(unavailable("this worker may not hand the picture to \(name) (\(error.remote?.message ?? "")): \(BrokerConnection.credentialsHint)"))
         case .success(nil):
-            return .failure(WireError(.engineFailure, "the scene engine is not available here (\(localReason)), and no \(name) worker is registered "
-                                      + "at the broker to read the picture"))
+            return .failure(unavailable("no \(name) worker is registered at the broker to read the picture"))
         case .failure(let error as ClientError):
-            return .failure(error.remote ?? WireError(.engineFailure, "the scene engine is not available here (\(localReason)), and \(name) "
-                                                      + "did not answer: \(error)"))
+            return .failure(error.remote ?? unavailable("\(name) did not answer: \(error)"))
         case .failure(let error as WireError):
             return .failure(error)
         case .failure(let error):
-            return .failure(WireError(.engineFailure, "the scene engine is not available here (\(localReason)), and \(name) could not be asked: \(error)"))
+            return .failure(unavailable("\(name) could not be asked: \(error)"))
         }
     }
 

@@ -56,15 +56,9 @@ public final class WordList: Sendable {
         return found
     }
 
-    /// Whether `a` and `b` are at most `limit` edits apart (two rows of the edit-distance table, left
-    /// as soon as a row has nothing within the limit).
-    static func within(_ a: [UInt32], _ b: [UInt32], _ limit: Int) -> Bool {
-        var rows = ([Int](repeating: 0, count: b.count + 1), [Int](repeating: 0, count: b.count + 1))
-        return within(a, b, limit, rows: &rows)
-    }
-
-    /// ``within(_:_:_:)`` with the table's two rows given (each `b.count + 1` long), so that a search
-    /// over the whole list allocates them once.
+    /// Whether `a` and `b` are at most `limit` edits apart: two rows of the edit-distance table (given,
+    /// each `b.count + 1` long, so that a search over the whole list allocates them once), left as soon
+    /// as a row has nothing within the limit.
     static func within(_ a: [UInt32], _ b: [UInt32], _ limit: Int, rows: inout ([Int], [Int])) -> Bool {
         guard abs(a.count - b.count) <= limit else { return false }
         guard !a.isEmpty else { return b.count <= limit }
@@ -124,10 +118,10 @@ extension CTCDecoder {
     public func corrected(_ line: Line, words: WordList, tolerance: Double, scores: UnsafeBufferPointer<Float>,
                           offset: Int, classes: Int) -> Line {
         var characters = line.characters
+        var corrected = false
         var start = 0
-        var result: [Character] = []
         while start < characters.count {
-            guard characters[start].text != " " else { result.append(characters[start]); start += 1; continue }
+            guard characters[start].text != " " else { start += 1; continue }
             var end = start
             while end < characters.count, characters[end].text != " " { end += 1 }
             // The word's core: its letters, apostrophes inside them allowed.
@@ -149,12 +143,12 @@ extension CTCDecoder {
                     }
                     characters.replaceSubrange(first..<last, with: replaced)
                     end += replaced.count - (last - first)
+                    corrected = true
                 }
             }
-            result += characters[start..<end]
             start = end
         }
-        return result == line.characters ? line : Line(characters: result, steps: line.steps, decoded: (line.confidence, line.characters.count))
+        return corrected ? Line(characters: characters, steps: line.steps, decoded: (line.confidence, line.characters.count)) : line
     }
 
     static func isLetter(_ text: String) -> Bool { text.count == 1 && text.first!.isLetter }

@@ -6,12 +6,16 @@ import Testing
 /// that choose, without a model.
 @Suite struct WordListTests {
     @Test func editDistanceWithinALimit() {
-        let kitten = Array("kitten".unicodeScalars.map(\.value)), sitting = Array("sitting".unicodeScalars.map(\.value))
-        #expect(WordList.within(kitten, sitting, 3))
-        #expect(!WordList.within(kitten, sitting, 2))
-        #expect(WordList.within(kitten, kitten, 0))
-        #expect(!WordList.within([], sitting, 6))
-        #expect(WordList.within([], sitting, 7))
+        func within(_ a: String, _ b: String, _ limit: Int) -> Bool {
+            let b = b.unicodeScalars.map(\.value)
+            var rows = ([Int](repeating: 0, count: b.count + 1), [Int](repeating: 0, count: b.count + 1))
+            return WordList.within(a.unicodeScalars.map(\.value), b, limit, rows: &rows)
+        }
+        #expect(within("kitten", "sitting", 3))
+        #expect(!within("kitten", "sitting", 2))
+        #expect(within("kitten", "kitten", 0))
+        #expect(!within("", "sitting", 6))
+        #expect(within("", "sitting", 7))
     }
 
     @Test func wordsNearAReadingWhateverTheirCase() {
