@@ -126,7 +126,7 @@ extension OCRBenchmark {
                     + "in \(options.configuration.dataPath) (installed: \(available))")
                 continue
             }
-            guard options.engine != .scene || Recognizer.sceneReads(packs) else {
+            guard options.engine != .scene || InstalledEngines.sceneReads(packs) else {
                 problems.add(set, name, "scan", "the scene engine does not read \(packs.joined(separator: "+")) (--engine scene)")
                 continue
             }

@@ -175,7 +175,7 @@ final class RawShared: @unchecked Sendable {
                 let image = images[ticket]
                 let t0 = Instant.now()
                 do {
-                    let (result, _) = try recognizer.recognize(OCRRequest(languages: image.languages, mode: mode, engine: engine), image: image.bytes)
+                    let result = try recognizer.recognize(OCRRequest(languages: image.languages, mode: mode, engine: engine), image: image.bytes).result
                     let elapsed = Instant.now().nanoseconds &- t0.nanoseconds
                     state.withLock {
                         $0.samples.append(elapsed)

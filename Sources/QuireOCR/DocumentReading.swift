@@ -15,16 +15,18 @@ extension Recognizer {
     /// mush before the glyph scaling can help; above, the pixels cost time without adding detail.
     static let renderDPI = 100.0...400.0
 
-    func recognizePDF(_ request: OCRRequest, bytes: [UInt8]) throws(WireError) -> OCRResult {
+    func recognizePDF(_ request: OCRRequest, bytes: [UInt8]) throws(WireError) -> Recognition {
         let document: PDFDocument
         do { document = try PDFDocument(bytes) } catch { throw wire(error) }
         let pageNumbers = try request.pageNumbers(pageCount: document.pageCount, maxPages: configuration.maxPages, noun: "the PDF")
-        let languages = try resolveLanguages(request.languages ?? configuration.defaultLanguages)
+        let languages = try engines.resolveLanguages(request.languages ?? configuration.defaultLanguages)
         let mode = request.mode ?? .document
         let outputs = Set(request.outputs ?? [.result])
         let symbols = request.symbols ?? true
-        var loadedEngine: (any TextRecognizer)?
-        let choice = try engineChoice(request, languages: languages)
+        let policy = try EnginePolicy(request.engine, languages: languages, engines: engines, configuration: configuration)
+        // Engines are made for the first page that needs OCR: a born-digital document needs none.
+        var session = EngineSession(engines, languages: languages)
+        var missing: EngineRole?
         var engineNames: [String] = []
         var decodeSeconds = 0.0, recognizeSeconds = 0.0
         var pages: [OCRResult.Page] = []
@@ -53,7 +55,7 @@ extension Recognizer {
                     parameters["ms"] = t0.millisecondsSince
                     pageSteps.append(.init(step: "textLayer", applied: true, parameters: parameters))
                     var page = ResultBuilder.page(recognized, number: number, size: (recognized.width, recognized.height), toPage: .identity, scale: 1,
-                                                  quarterTurns: 0, mirrored: false, deskewAngle: 0, transform: .identity, renderings: nil)
+                                                  quarterTurns: 0, mirrored: false, deskewAngle: 0, transform: .identity)
                     page.resolution = Int(Self.textLayerDPI)
                     page.renderings = Self.renderings(of: page, outputs)
                     pages.append(page)
@@ -69,11 +71,10 @@ extension Recognizer {
                     parameters["ms"] = t0.millisecondsSince
                     pageSteps.append(.init(step: "textLayer", applied: false, parameters: parameters))
                     decodeSeconds += Instant.now().seconds(since: t0)
-                    // Loaded for the first page that needs OCR: a born-digital document needs none.
-                    if loadedEngine == nil { loadedEngine = try engine(for: languages) }
-                    var read = try readPage(.rendered(image), number: number, request: request, mode: mode, outputs: outputs, engine: loadedEngine!,
-                                            choice: choice, languages: languages)
+                    var read = try readPage(.rendered(image), number: number, request: request, mode: mode, outputs: outputs, policy: policy,
+                                            session: &session)
                     if !engineNames.contains(read.engine) { engineNames.append(read.engine) }
+                    missing = missing ?? read.missing
                     read.page.resolution = Int(dpi)
                     decodeSeconds += read.prepareSeconds
                     recognizeSeconds += read.recognizeSeconds
@@ -89,16 +90,10 @@ extension Recognizer {
         }
         // A document none of whose pages could be read is an error like an image that cannot be.
         if failures.count == pageNumbers.count, let first = failures.first { throw first }
-        let encodeStart = Instant.now()
-        var result = OCRResult(
-            text: pages.map(\.text).joined(separator: "\u{0C}"),
-            pages: pages,
-            metadata: .init(engine: engineNames.isEmpty ? "pdfium " + (PDFDocument.libraryVersion ?? "unknown build") : engineNames.joined(separator: " + "), languages: languages.map(Languages.bcp47(forTesseract:)),
-                            mode: mode.rawValue, format: "pdf", pageCount: document.pageCount,
-                            timings: .init(decodeMs: decodeSeconds * 1_000, recognizeMs: recognizeSeconds * 1_000, encodeMs: 0),
-                            steps: steps))
-        result.metadata.timings.encodeMs = Instant.now().seconds(since: encodeStart) * 1_000
-        return result
+        let result = ResultBuilder.result(pages: pages, engines: engineNames, noEngine: "pdfium " + (PDFDocument.libraryVersion ?? "unknown build"),
+                                          languages: languages, mode: mode, format: "pdf", pageCount: document.pageCount,
+                                          decodeSeconds: decodeSeconds, recognizeSeconds: recognizeSeconds, steps: steps)
+        return Recognition(result: result, missing: missing)
     }
 
     /// Whether a page's own text can stand for it: visible text, nearly all of it mapped to Unicode,

@@ -37,15 +37,15 @@ public enum OCRService {
             if let handOff, (options.engine ?? recognizer.configuration.defaultEngine) == .scene {
                 return try handOff.handOn(request, client: try broker.client(request)).get()
             }
-            let (result, _) = try recognizer.recognize(options, image: request.body[1])
+            let recognition = try recognizer.recognize(options, image: request.body[1])
             // `auto` found a photo read badly, which this worker cannot read otherwise: the photo
             // workers read it (again, with both engines); where there are none, Tesseract's reading stands.
-            if let handOff, result.metadata.steps.contains(where: { $0.step == "engine" && $0.parameters["sceneAvailable"] == 0 }),
+            if let handOff, recognition.missing == .picture,
                case .success(let frames) = handOff.handOn(request, client: try broker.client(request)) {
                 return frames
             }
             let wantsPDF = options.outputs?.contains(.pdf) == true
-            return try Outputs.replyFrames(result, pdf: wantsPDF ? (request.body[1], Outputs.fontPath(dataPath: recognizer.configuration.dataPath)) : nil)
+            return try Outputs.replyFrames(recognition.result, pdf: wantsPDF ? (request.body[1], Outputs.fontPath(dataPath: recognizer.configuration.dataPath)) : nil)
         }
     }
 }

@@ -5,7 +5,6 @@ import Imaging
 import QuirePDF
 import QuireSupport
 import QuireRecognition
-import Tesseract
 
 /// The outputs people open in tools they already have, made from a result and the uploaded image:
 /// a searchable PDF (`outputs: ["pdf"]`) and an overlay picture of the boxes (`quire recognize

@@ -4,7 +4,6 @@ import QuireFormats
 import QuireRecognition
 import QuireSupport
 import QuireWire
-import Tesseract
 
 extension Recognizer {
     /// One page read.
@@ -15,13 +14,55 @@ extension Recognizer {
         var recognizeSeconds: Double
         /// The engine that read the page, as `metadata.engine` names it.
         var engine = ""
+        /// The reader the policy wanted for this page and this worker does not have (a worker that can
+        /// hand the request to one that has it does: ``SceneHandOff``).
+        var missing: EngineRole?
+    }
+
+    /// Reads one page as `policy` says: with its first reader, then with its second where the first
+    /// reading asks for it, keeping the one the policy prefers; the `engine` step records what was
+    /// measured and chosen. Making the engines is not counted in the page's times.
+    func readPage(_ source: PageSource, number: Int, request: OCRRequest, mode: OCRRequest.Mode, outputs: Set<OCRRequest.Output>,
+                  policy: EnginePolicy, session: inout EngineSession) throws(WireError) -> PageRead {
+        var read = try read(source, number: number, request: request, mode: mode, outputs: outputs, with: session.reader(policy.first))
+        guard let second = policy.second, var parameters = policy.secondReading(after: read.page) else { return read }
+        guard let engine = try? session.reader(second) else {
+            parameters["sceneAvailable"] = 0
+            read.steps.append(.init(step: "engine", applied: false, parameters: parameters))
+            read.missing = second
+            return read
+        }
+        let started = Instant.now()
+        var other = try self.read(source, number: number, request: request, mode: mode, outputs: outputs, with: engine)
+        let keep = policy.keepsSecond(other.page, over: read.page, parameters: &parameters)
+        parameters["ms"] = started.millisecondsSince
+        guard keep else {
+            read.steps.append(.init(step: "engine", applied: false, parameters: parameters))
+            read.recognizeSeconds += other.prepareSeconds + other.recognizeSeconds
+            return read
+        }
+        other.steps = [.init(step: "engine", applied: true, parameters: parameters)]
+        other.prepareSeconds += read.prepareSeconds
+        other.recognizeSeconds += read.recognizeSeconds
+        return other
+    }
+
+    /// Reads one page with `engine`, shown what it wants to see (``TextRecognizer/input``).
+    func read(_ source: PageSource, number: Int, request: OCRRequest, mode: OCRRequest.Mode, outputs: Set<OCRRequest.Output>,
+              with engine: any TextRecognizer) throws(WireError) -> PageRead {
+        switch engine.input {
+        case .preparedPage:
+            try readPreparedPage(source, number: number, request: request, mode: mode, outputs: outputs, engine: engine)
+        case .picture(let maxSide):
+            try readPicture(source, number: number, outputs: outputs, symbols: request.symbols ?? true, engine: engine, maxSide: maxSide)
+        }
     }
 
     /// Prepares, reads and builds one page. Orientation is checked after reading, where it costs
     /// nothing for upright pages: a page read with low confidence is shown to orientation detection,
     /// and when it says the page is turned, it is turned and read again, and the better read is kept.
-    func readPage(_ source: PageSource, number: Int, request: OCRRequest, mode: OCRRequest.Mode,
-                  outputs: Set<OCRRequest.Output>, engine: any TextRecognizer) throws(WireError) -> PageRead {
+    func readPreparedPage(_ source: PageSource, number: Int, request: OCRRequest, mode: OCRRequest.Mode,
+                          outputs: Set<OCRRequest.Output>, engine: any TextRecognizer) throws(WireError) -> PageRead {
         let t0 = Instant.now()
         let prepared = try prepare(source, request: request)
         var steps = prepared.steps
@@ -53,7 +94,7 @@ extension Recognizer {
         let detect = request.autoOrientation ?? (mode == .document && configuration.detectOrientation)
         let sideways = detect && (prepared.sideways ?? 0) >= configuration.sidewaysGlyphs
         var firstTurns = 0
-        if request.autoOrientation == true || sideways, let osd = orientationEngine() {
+        if request.autoOrientation == true || sideways, let osd = engines.orientationDetector() {
             let started = Instant.now()
             let guess = osd.orientation(of: prepared.image)
             let trusted = request.autoOrientation == true ? configuration.trustedOrientationConfidence : configuration.orientationConfidence
@@ -70,7 +111,7 @@ extension Recognizer {
             prepareSeconds += Instant.now().seconds(since: started)
         }
         var (page, recognized, confidence) = try attempt(turns: firstTurns, steps: &steps)
-        if detect, confidence < configuration.orientationCheckBelow, let osd = orientationEngine() {
+        if detect, confidence < configuration.orientationCheckBelow, let osd = engines.orientationDetector() {
             var parameters: [String: Double] = ["minConfidence": configuration.orientationConfidence, "readConfidence": (confidence * 100).rounded() / 100]
             var candidates: [Int] = []
             if firstTurns == 0 {
@@ -113,7 +154,7 @@ extension Recognizer {
         }
         var built = ResultBuilder.page(recognized, number: number, size: page.size, toPage: page.toPage, scale: prepared.scale,
                                        quarterTurns: page.quarterTurns, mirrored: prepared.mirrored, deskewAngle: page.deskewAngle,
-                                       transform: page.toStored, renderings: nil)
+                                       transform: page.toStored)
         built.renderings = Self.renderings(of: built, outputs)
         return PageRead(page: built, steps: steps, prepareSeconds: prepareSeconds, recognizeSeconds: recognizeSeconds, engine: engine.engineName)
     }

@@ -3,7 +3,6 @@ import QuireSupport
 import QuireWire
 import Imaging
 import QuireRecognition
-import Tesseract
 
 /// The steps between the decoded file and the engine, each kept only where the real-image benchmark
 /// (`quire bench ocr`, docs/ocr.md) said it helps: text-size scaling, orientation, deskew, light,

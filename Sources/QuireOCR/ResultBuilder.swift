@@ -1,17 +1,36 @@
 import Foundation
+import QuireSupport
 import QuireWire
 import Imaging
 import QuireRecognition
-import Tesseract
 
-/// Turns Tesseract's hierarchy into the Quire result: coordinates back at the uploaded resolution,
-/// polygons, BCP-47 languages, word breaks.
+/// Builds the Quire result, the one place that does: a recognized page's hierarchy with coordinates
+/// back at the uploaded resolution, polygons, BCP-47 languages, word breaks; and the whole result
+/// around the pages, with its metadata.
 enum ResultBuilder {
+    /// The result of a file (an image, a PDF) from its pages, with `metadata.engine` naming the
+    /// engines that read them (`noEngine` where none did: a PDF read from its text layers alone) and
+    /// `encodeMs` what building it took.
+    static func result(pages: [OCRResult.Page], engines: [String], noEngine: @autoclosure () -> String, languages: [String],
+                       mode: OCRRequest.Mode, format: String, pageCount: Int, decodeSeconds: Double, recognizeSeconds: Double,
+                       steps: [OCRResult.Step]) -> OCRResult {
+        let encodeStart = Instant.now()
+        var result = OCRResult(
+            text: pages.map(\.text).joined(separator: "\u{0C}"),
+            pages: pages,
+            metadata: .init(engine: engines.isEmpty ? noEngine() : engines.joined(separator: " + "), languages: languages.map(Languages.bcp47(forTesseract:)),
+                            mode: mode.rawValue, format: format, pageCount: pageCount,
+                            timings: .init(decodeMs: decodeSeconds * 1_000, recognizeMs: recognizeSeconds * 1_000, encodeMs: 0),
+                            steps: steps))
+        result.metadata.timings.encodeMs = Instant.now().seconds(since: encodeStart) * 1_000
+        return result
+    }
+
     /// - Parameters:
     ///   - toPage: recognition pixels → upright page coordinates (undoes the scale and any deskew).
     ///   - deskewAngle: the skew corrected before reading, degrees.
     static func page(_ page: RecognizedPage, number: Int, size: (width: Int, height: Int), toPage: Affine, scale: Double, quarterTurns: Int,
-                     mirrored: Bool, deskewAngle corrected: Double, transform: Affine, renderings: [String: String]?) -> OCRResult.Page {
+                     mirrored: Bool, deskewAngle corrected: Double, transform: Affine) -> OCRResult.Page {
         func box(_ b: PixelBox) -> OCRResult.Box {
             let (x0, y0, x1, y1) = toPage.pixelBox(x: Double(b.x), y: Double(b.y), width: Double(b.width), height: Double(b.height), within: size)
             return OCRResult.Box(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
@@ -56,8 +75,7 @@ enum ResultBuilder {
         for block in page.blocks {
             var paragraphs: [OCRResult.Paragraph] = []
             var blockWords: [RecognizedElement] = []
-            for (pIndex, paragraph) in block.children.enumerated() {
-                _ = pIndex
+            for paragraph in block.children {
                 var lines: [OCRResult.Line] = []
                 var paragraphWords: [RecognizedElement] = []
                 for (lIndex, line) in paragraph.children.enumerated() {
@@ -122,6 +140,6 @@ enum ResultBuilder {
             deskewAngle: (deskewAngle * 100).rounded() / 100,
             transform: transform.array, recognitionScale: (scale * 10_000).rounded() / 10_000,
             text: page.text, confidence: confidences.isEmpty ? nil : confidences.reduce(0, +) / Double(confidences.count),
-            languages: languages(allWords), blocks: blocks, renderings: renderings)
+            languages: languages(allWords), blocks: blocks, renderings: nil)
     }
 }

@@ -20,7 +20,7 @@ public final class SceneHandOff: Sendable {
     /// The broker's last answer about `ocr.scene`, and until when it holds.
     private let known = Mutex<(served: Bool, until: Date)?>(nil)
 
-    /// `localReason`: why this worker has no scene engine (``Recognizer/sceneStatus(_:)``); `tokens`:
+    /// `localReason`: why this worker has no scene engine (``InstalledEngines/sceneStatus(_:)``); `tokens`:
     /// the token to present (the worker's own client credentials), nil with auth off.
     public init(localReason: String, timeout: Milliseconds = 60_000, tokens: @escaping @Sendable (QuireClient) async throws -> String? = { _ in nil }) {
         self.localReason = localReason

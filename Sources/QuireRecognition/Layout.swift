@@ -262,11 +262,23 @@ public struct RecognitionError: Error, Sendable, Equatable, CustomStringConverti
     public var description: String { "\(code.rawValue): \(message)" }
 }
 
+/// What an engine wants to be shown of a page.
+public enum RecognizerInput: Sendable, Equatable {
+    /// The page prepared for a page reader: in grey, scaled for its glyphs' height, deskewed, its
+    /// light evened out, its layout chosen from its regions (Tesseract).
+    case preparedPage
+    /// The picture as taken, upright and in colour, reduced until its longer side has at most
+    /// `maxSide` pixels (the scene engine, whose detector finds the lines itself).
+    case picture(maxSide: Int)
+}
+
 /// An engine that reads the text of a page image: Tesseract is the first. One instance per worker
 /// thread, created and used on it (engines hold C state that is not thread-safe).
 public protocol TextRecognizer: AnyObject {
     /// The engine and its version, as the result's `metadata.engine` names it.
     var engineName: String { get }
+    /// What the engine wants to be shown; ``RecognizerInput/preparedPage`` unless it says otherwise.
+    var input: RecognizerInput { get }
     /// The page's regions as the engine's own layout analysis finds them. An engine may keep the
     /// analysis for a ``recognize(_:layout:symbols:)`` of the same image with ``Layout/page`` that
     /// follows at once.
@@ -280,6 +292,8 @@ public protocol TextRecognizer: AnyObject {
 }
 
 extension TextRecognizer {
+    public var input: RecognizerInput { .preparedPage }
+
     /// Reads `image` with `layout`, resolving ``Layout/auto`` from the page's regions with `choice`
     /// first; returns the page and, for `auto`, the `layout` step that records the choice.
     /// A page cut by long vertical rules (``LayoutChoice/ruledPieces(width:height:rules:regions:)``) is

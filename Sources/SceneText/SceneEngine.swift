@@ -97,6 +97,9 @@ public final class SceneEngine: TextRecognizer {
         engineName = "pp-ocr \(modelName ?? "models"), onnxruntime \(OnnxModel.version ?? "?")"
     }
 
+    /// The picture in colour, at most twice what the detector looks at: plenty for the line crops.
+    public var input: RecognizerInput { .picture(maxSide: 2 * settings.detectorMaxSide) }
+
     public func regions(of image: Image) throws(RecognitionError) -> [LayoutRegion] { [] }
 
     public func clear() {}

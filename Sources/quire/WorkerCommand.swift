@@ -76,14 +76,14 @@ enum WorkerCommand {
             switch name {
             case OCRServiceName.page:
                 // Without the scene engine, the photos go to the workers that have it.
-                let handOff = Recognizer.sceneAvailable(ocr) ? nil : SceneHandOff(localReason: Recognizer.sceneStatus(ocr), tokens: tokens)
+                let handOff = InstalledEngines.sceneAvailable(ocr) ? nil : SceneHandOff(localReason: InstalledEngines.sceneStatus(ocr), tokens: tokens)
                 service = OCRService.make(configuration: ocr, handOff: handOff)
                 let document = DocumentService.make(fontPath: Outputs.fontPath(dataPath: ocr.dataPath), tokens: tokens)
                 services = [service] + Array(repeating: document, count: try invocation.value(documents, or: 2))
             case OCRServiceName.scene:
-                guard Recognizer.sceneAvailable(ocr) else {
+                guard InstalledEngines.sceneAvailable(ocr) else {
                     throw UsageError(command: invocation.command, message: "--service \(name) reads photos with the scene engine, which this worker "
-                                     + "does not have: \(Recognizer.sceneStatus(ocr))")
+                                     + "does not have: \(InstalledEngines.sceneStatus(ocr))")
                 }
                 service = OCRService.make(configuration: ocr, name: name)
                 services = [service]
@@ -99,8 +99,8 @@ enum WorkerCommand {
         let logger = try CommonOptions.logger("quire.worker.\(kind)", invocation)
         if let ocr = ocrConfiguration {
             // What this worker reads with: a worker without the scene models serves Tesseract alone.
-            logger.info("engines", metadata: ["tesseract": Recognizer.engineVersion, "pdf": Recognizer.pdfLibrary,
-                                              "scene": Recognizer.sceneStatus(ocr), "default": ocr.defaultEngine.rawValue])
+            logger.info("engines", metadata: ["tesseract": InstalledEngines.tesseractVersion, "pdf": Recognizer.pdfLibrary,
+                                              "scene": InstalledEngines.sceneStatus(ocr), "default": ocr.defaultEngine.rawValue])
         }
         let context = try Context()
         var workers: [Worker] = []

@@ -25,7 +25,7 @@ do {
     case "help":
         status = try HelpCommand.run(Array(arguments.dropFirst()))
     case "--version", "version":
-        printOut("quire \(quireVersion) (OCR engine: tesseract \(Recognizer.engineVersion)) (PDF: \(Recognizer.pdfLibrary)) (scene engine: \(Recognizer.sceneRuntime))")
+        printOut("quire \(quireVersion) (OCR engine: tesseract \(InstalledEngines.tesseractVersion)) (PDF: \(Recognizer.pdfLibrary)) (scene engine: \(InstalledEngines.sceneRuntime))")
         status = 0
     case "bench" where Commands.command(for: arguments) == nil:
         if arguments.contains("--help") || arguments.contains("-h") {

@@ -2,6 +2,7 @@ import Foundation
 import QuireOCR
 import QuireWire
 import Testing
+import QuireTestSupport
 
 /// The OCR worker writes its result with `OCRResult.jsonBytes()`; on a real page (every level, symbols,
 /// steps with parameters, confidences Tesseract gives) it must write the bytes `JSONEncoder` wrote before.
@@ -9,10 +10,9 @@ import Testing
 struct ResultJSONTests {
     @Test("samples/hello.png, with and without symbols", arguments: [true, false])
     func realPage(_ symbols: Bool) throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../samples/hello.png")
-        let bytes = Array(try Data(contentsOf: url))
+        let bytes = try TestImages.sample()
         let recognizer = Recognizer(configuration: OCRConfiguration())
-        let (result, _) = try recognizer.recognize(OCRRequest(symbols: symbols), image: bytes)
+        let result = try recognizer.recognize(OCRRequest(symbols: symbols), image: bytes).result
         let words = result.pages.flatMap(\.blocks).flatMap(\.paragraphs).flatMap(\.lines).flatMap(\.words)
         #expect(words.count >= 2)
         #expect(words.allSatisfy { symbols ? !$0.symbols.isEmpty : $0.symbols.isEmpty })
