@@ -106,24 +106,31 @@ let package = Package(
                            "QuireTokens", "QuireJWT", "QuireGateway"]
         ),
 
+        // What tests share: temporary folders, byte helpers, drawn test images, fake engines. Only test
+        // targets depend on it.
+        .target(name: "QuireTestSupport", dependencies: ["Imaging", "CLeptonica", "QuireRecognition", "QuireWire"]),
+
         .executableTarget(
             name: "quire",
             dependencies: ["QuireBroker", "QuireWorker", "QuireClient", "QuireWire", "QuireSupport", "ZeroMQ", "QuireBench", "QuireOCR",
                            "QuireStats", "QuireMonitor", "QuireTokens", "QuireJWT", "QuireStack", "QuireFormats", "QuireGateway"]
         ),
 
-        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
-        .testTarget(name: "QuireHTTPTests", dependencies: ["QuireHTTP"]),
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "QuireTestSupport"]),
+        .testTarget(name: "QuireHTTPTests", dependencies: ["QuireHTTP", "QuireTestSupport"]),
         .testTarget(name: "QuireGatewayTests", dependencies: ["QuireGateway", "QuireHTTP", "QuireWire"]),
-        .testTarget(name: "QuireWireTests", dependencies: ["QuireWire"]),
-        .testTarget(name: "QuireBrokerTests", dependencies: ["QuireBroker", "QuireWire", "QuireStats", "QuireJWT", "QuireTokens", "ZeroMQ", "QuireSupport"]),
+        .testTarget(name: "QuireWireTests", dependencies: ["QuireWire", "QuireTestSupport"]),
+        .testTarget(name: "QuireBrokerTests", dependencies: ["QuireBroker", "QuireWire", "QuireStats", "QuireJWT", "QuireTokens", "ZeroMQ", "QuireSupport", "QuireTestSupport"]),
         .testTarget(name: "QuireStatsTests", dependencies: ["QuireStats", "QuireMonitor", "QuireSupport", "QuireWire", "QuireHTTP"]),
         .testTarget(name: "QuireTokensTests", dependencies: ["QuireTokens", "QuireJWT", "QuireWire", "QuireSupport"]),
-        .testTarget(name: "QuireOCRTests", dependencies: ["QuireOCR", "QuireWire", "Tesseract", "Imaging", "QuireRecognition", "CTesseract", "CLeptonica", "CTesseractShim"]),
+        // The pipeline's tests: fake engines from QuireTestSupport, no C module of their own.
+        .testTarget(name: "QuireOCRTests", dependencies: ["QuireOCR", "QuireWire", "Imaging", "QuireRecognition", "QuireSupport", "QuireTestSupport"]),
+        .testTarget(name: "TesseractTests", dependencies: ["Tesseract", "Imaging", "QuireRecognition", "CTesseract", "CLeptonica", "CTesseractShim", "QuireTestSupport"]),
+        .testTarget(name: "ImagingTests", dependencies: ["Imaging", "CLeptonica", "QuireTestSupport"]),
         .testTarget(name: "QuirePDFTests", dependencies: ["QuirePDF", "Imaging", "QuireRecognition"]),
         .testTarget(name: "SceneTextTests", dependencies: ["SceneText", "Imaging", "QuireRecognition"]),
         .testTarget(name: "QuireRecognitionTests", dependencies: ["QuireRecognition", "Imaging", "QuireWire"]),
-        .testTarget(name: "QuireBenchTests", dependencies: ["QuireBench"]),
+        .testTarget(name: "QuireBenchTests", dependencies: ["QuireBench", "QuireTestSupport"]),
         .testTarget(name: "QuireFormatsTests", dependencies: ["QuireFormats", "QuireWire"], exclude: ["Fixtures"]),
         .testTarget(
             name: "QuireStackTests",
@@ -131,7 +138,7 @@ let package = Package(
         ),
         .testTarget(
             name: "QuireEndToEndTests",
-            dependencies: ["quire", "QuireClient", "QuireWire", "ZeroMQ"]
+            dependencies: ["quire", "QuireClient", "QuireWire", "ZeroMQ", "QuireTestSupport"]
         ),
         .testTarget(
             name: "SystemLibraryTests",

@@ -2,6 +2,7 @@ import Foundation
 import QuireSupport
 import Testing
 @testable import QuireBench
+import QuireTestSupport
 
 /// The folders `quire bench ocr` reads, made of tiny grey PGM files (no engine is started).
 @Suite("quire bench ocr: which images a folder gives")
@@ -9,7 +10,7 @@ struct OCRBenchScanTests {
     static let pgm = Array("P5\n16 12\n255\n".utf8) + [UInt8](repeating: 240, count: 16 * 12)
 
     func folder(_ files: [String: [UInt8]]) throws -> String {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("quire-bench-scan-\(UUID().uuidString)").path
+        let root = temporaryDirectory("quire-bench-scan")
         for (name, bytes) in files {
             let path = root + "/" + name
             try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)

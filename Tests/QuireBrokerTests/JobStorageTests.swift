@@ -8,7 +8,7 @@ import ZeroMQ
 
 @testable import QuireBroker
 
-/// The promises every job store keeps, held against each: SQLite on disk (``JobStore``), PostgreSQL
+/// The promises every job store keeps, held against each: SQLite on disk (``SQLiteJobStore``), PostgreSQL
 /// (``PostgresJobStore``, on the server `scripts/test` starts) and the one in memory the machine's tests
 /// run on (``MemoryJobStorage``), alone and as a store brokers share. Stores of one broker recover
 /// every job at a restart; shared ones keep the store's queue, claimed from with leases and fences.
@@ -31,7 +31,7 @@ struct JobStorageConformanceTests {
         init(_ kind: Kind) throws {
             self.kind = kind
             switch kind {
-            case .sqlite: store = try JobStore(directory: directory)
+            case .sqlite: store = try SQLiteJobStore(directory: directory)
             case .postgresql:
                 let made = try TestSchema()
                 schema = made
@@ -55,7 +55,7 @@ struct JobStorageConformanceTests {
         func reopen() throws -> any JobStorage {
             switch kind {
             case .sqlite:
-                store = try JobStore(directory: directory)
+                store = try SQLiteJobStore(directory: directory)
             case .postgresql:
                 store = try schema!.servingStore()
             case .memory, .sharedMemory:

@@ -4,6 +4,7 @@ import QuireWire
 import Testing
 
 @testable import QuireBroker
+import QuireTestSupport
 
 /// The broker's side of durable jobs: routing a job's attempt through `BrokerState`, and the store.
 @Suite struct BrokerJobRoutingTests {
@@ -74,10 +75,7 @@ import Testing
 }
 
 @Suite struct JobStoreTests {
-    func temporaryDirectory() -> String {
-        let path = NSTemporaryDirectory() + "quire-jobstore-\(UUID().uuidString)"
-        return path
-    }
+    func temporaryDirectory() -> String { QuireTestSupport.temporaryDirectory("quire-jobstore") }
 
     func record(_ id: String, state: JobState = .queued, sequence: Int64 = 1) -> JobRecord {
         JobRecord(id: id, service: "ocr", owner: "", idempotencyKey: "k-\(id)", priority: .high, state: state, attempts: 1, maxAttempts: 3,
@@ -100,12 +98,12 @@ import Testing
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         do {
-            let store = try JobStore(directory: directory)
-            #expect(store.schemaVersion == JobStore.migrations.count)
+            let store = try SQLiteJobStore(directory: directory)
+            #expect(store.schemaVersion == SQLiteJobStore.migrations.count)
             try store.batch { () throws(SQLiteError) in try store.insert(record("a"), request: [[1, 2, 3]]) }
         }
-        let again = try JobStore(directory: directory)
-        #expect(again.schemaVersion == JobStore.migrations.count)
+        let again = try SQLiteJobStore(directory: directory)
+        #expect(again.schemaVersion == SQLiteJobStore.migrations.count)
         #expect(try again.request(id: "a") == [[1, 2, 3]])
         #expect(again.nextSequence() == 2)
     }
@@ -113,7 +111,7 @@ import Testing
     @Test func recoveryRequeuesRunningJobsAndKeepsFinishedOnesOut() throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let store = try JobStore(directory: directory)
+        let store = try SQLiteJobStore(directory: directory)
         try store.batch { () throws(SQLiteError) in
             try store.insert(record("q", state: .queued, sequence: 1), request: [[1]])
             try store.insert(record("r", state: .running, sequence: 2), request: [[2]])
@@ -129,7 +127,7 @@ import Testing
     @Test func finishedResultsAreSweptAfterTheirTTL() throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let store = try JobStore(directory: directory)
+        let store = try SQLiteJobStore(directory: directory)
         var done = record("x")
         try store.batch { () throws(SQLiteError) in try store.insert(done, request: [[1]]) }
         done.state = .done
@@ -146,7 +144,7 @@ import Testing
     @Test func readsLeaveNothingThatHoldsTheWALBack() throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let store = try JobStore(directory: directory)
+        let store = try SQLiteJobStore(directory: directory)
         for n in 0..<40 {
             try store.batch { () throws(SQLiteError) in
                 try store.insert(record("j\(n)", sequence: Int64(n + 1)), request: [[UInt8](repeating: UInt8(n), count: 100_000)])
@@ -169,12 +167,12 @@ import Testing
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         do {
-            let store = try JobStore(directory: directory)
+            let store = try SQLiteJobStore(directory: directory)
             _ = store
         }
-        let database = try SQLiteDatabase(path: directory + "/" + JobStore.fileName)
+        let database = try SQLiteDatabase(path: directory + "/" + SQLiteJobStore.fileName)
         try database.execute("PRAGMA user_version = 99")
-        #expect(throws: JobStoreError.self) { try JobStore(directory: directory) }
+        #expect(throws: JobStoreError.self) { try SQLiteJobStore(directory: directory) }
     }
 }
 

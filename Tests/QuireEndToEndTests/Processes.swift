@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import QuireTestSupport
 
 /// The `quire` binary under test: `QUIRE_BIN`, or the debug build next to this package.
 let quireBinary: URL = {
@@ -114,8 +115,4 @@ func runQuire(_ arguments: [String], environment: [String: String] = [:], timeou
 }
 
 /// An empty folder that stands for `$XDG_DATA_HOME` in every process the tests start.
-let testDataHome: String = {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("quire-e2e-data-home-\(UUID().uuidString)").path
-    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
-}()
+let testDataHome = temporaryDirectory("quire-e2e-data-home")

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import QuireHTTP
+import QuireTestSupport
 
 /// The routes every server test runs: `/hello`, `/echo`, `/slow`, `/items/{id}`.
 func testRouter() -> HTTPRouter {
@@ -389,8 +390,7 @@ struct HTTPSTests {
     @Test("TLS from PEM files made by openssl; plain HTTP on the TLS port gets nowhere")
     func tls() async throws {
         #expect(HTTPServer.supportsTLS, "Debian's libmicrohttpd is built with GnuTLS")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("quire-tls-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = URL(fileURLWithPath: temporaryDirectory("quire-tls"))
         defer { try? FileManager.default.removeItem(at: directory) }
         let cert = directory.appendingPathComponent("cert.pem").path
         let key = directory.appendingPathComponent("key.pem").path

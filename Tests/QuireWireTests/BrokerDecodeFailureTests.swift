@@ -1,5 +1,6 @@
 import Testing
 import QuireWire
+import QuireTestSupport
 
 /// One message the broker must reject, and how it must describe the rejection.
 struct RejectedMessage: Sendable, CustomTestStringConvertible {

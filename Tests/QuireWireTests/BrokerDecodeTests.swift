@@ -1,5 +1,6 @@
 import Testing
 import QuireWire
+import QuireTestSupport
 
 /// One message the broker should accept, and what it should decode to.
 struct AcceptedMessage: Sendable, CustomTestStringConvertible {

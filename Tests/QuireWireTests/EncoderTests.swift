@@ -1,5 +1,6 @@
 import Testing
 import QuireWire
+import QuireTestSupport
 
 @Suite("Encoders: exact frames")
 struct EncoderTests {

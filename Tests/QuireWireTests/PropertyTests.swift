@@ -1,5 +1,6 @@
 import Testing
 import QuireWire
+import QuireTestSupport
 
 /// Random Majordomo-ish messages: mostly well-formed skeletons with random damage, so that both the
 /// accepting and every rejecting path are reached, not only "unknown header".

@@ -1,5 +1,6 @@
 import Testing
 import QuireWire
+import QuireTestSupport
 
 /// Bodies every round trip is run with: none, text, binary with empty frames in it, many frames.
 private let bodies: [[[UInt8]]] = [

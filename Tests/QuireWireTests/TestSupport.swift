@@ -1,10 +1,10 @@
 import Testing
 import QuireWire
+import QuireTestSupport
 
 // MARK: Frame literals
 
-/// The UTF-8 bytes of `string`, for writing frames as text.
-func bytes(_ string: String) -> [UInt8] { Array(string.utf8) }
+// `bytes(_:)`, a string's UTF-8 bytes, comes from QuireTestSupport.
 
 /// Protocol headers spelled out byte by byte, so that the tests do not trust the constants under test.
 enum Header {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import QuireWire
+import QuireTestSupport
 
 extension WireError.Code: CustomTestStringConvertible {
     public var testDescription: String { rawValue }

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 import ZeroMQ
+import QuireTestSupport
 
 @Suite("Context")
 struct ContextTests {

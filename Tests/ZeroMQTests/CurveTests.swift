@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ZeroMQ
+import QuireTestSupport
 
 @Suite("Z85")
 struct Z85Tests {

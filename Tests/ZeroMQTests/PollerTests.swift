@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 import ZeroMQ
+import QuireTestSupport
 
 private let idle: PollEvents = []
 private let readable: PollEvents = .readable

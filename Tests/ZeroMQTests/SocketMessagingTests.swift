@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ZeroMQ
+import QuireTestSupport
 
 /// Multipart payloads that a wrapper could plausibly mangle.
 enum Payload: String, CaseIterable, Sendable, CustomTestStringConvertible {

@@ -63,7 +63,6 @@ func joined(_ semaphore: DispatchSemaphore, within seconds: Double = 5) -> Bool 
     semaphore.wait(timeout: .now() + seconds) == .success
 }
 
-func bytes(_ text: String) -> Frame { Array(text.utf8) }
 
 /// libzmq's `ETERM` (`ZMQ_HAUSNUMERO + 53`); the test target does not import the C module.
 let zmqETERM: Int32 = 156_384_712 + 53

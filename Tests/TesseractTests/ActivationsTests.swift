@@ -3,6 +3,7 @@ import Imaging
 import QuireRecognition
 import Testing
 import Tesseract
+import QuireTestSupport
 
 /// The patched engine computes its LSTM activations 8 at a time with AVX2 where the processor has it
 /// (scripts/tesseract-patches/0005); machines without AVX2 take the scalar loops. Both must read every
@@ -12,9 +13,8 @@ struct ActivationsTests {
     /// The pages: the four-tile page of WalkTests and samples/hello.png enlarged and reduced (other
     /// line heights, other numbers of time steps).
     static func pages() throws -> [Image] {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../samples/hello.png")
-        let hello = try Image.decode(Array(try Data(contentsOf: url)), format: .png).grey()
-        var pages = [try WalkTests.page()]
+        let hello = try Image.decode(try TestImages.sample(), format: .png).grey()
+        var pages = [try TestImages.helloTiles()]
         for factor in [0.6, 1.7] {
             let page = try hello.scaled(by: factor)
             page.setResolution(300)

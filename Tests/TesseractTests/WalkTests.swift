@@ -5,6 +5,7 @@ import Testing
 import Imaging
 import QuireRecognition
 import Tesseract
+import QuireTestSupport
 
 /// Quire walks a page without right-to-left words with Tesseract's left-to-right iterator, which moves
 /// in constant time, instead of the reading-order iterator the C API gives, whose every step rewinds
@@ -13,33 +14,7 @@ import Tesseract
 struct WalkTests {
     static let tessdata = "/usr/share/tesseract-ocr/5/tessdata"
 
-    /// samples/hello.png four times, at two sizes, in two columns and two rows: blocks, paragraphs and
-    /// lines of several words, and a last paragraph, whose text the two iterators end differently.
-    static func page() throws -> Image {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../samples/hello.png")
-        let bytes = Array(try Data(contentsOf: url))
-        let tile = try Image.decode(bytes, format: .png).grey()
-        let small = try tile.scaled(by: 0.7)
-        let canvas = pixCreate(Int32(tile.width * 2), Int32(tile.height * 2), 8)!
-        pixSetAll(canvas)
-        let tiles = [(tile, 0, 0), (small, tile.width, 40), (small, 0, tile.height), (tile, tile.width, tile.height + 30)]
-        for (image, x, y) in tiles {
-            let png = try image.png()
-            var source = png.withUnsafeBufferPointer { pixReadMem($0.baseAddress, $0.count) }
-            #expect(pixGetDepth(source) == 8)
-            pixRasterop(canvas, Int32(x), Int32(y), Int32(image.width), Int32(image.height), PIX_SRC, source, 0, 0)
-            pixDestroy(&source)
-        }
-        var data: UnsafeMutablePointer<UInt8>?
-        var size = 0
-        pixWriteMemPng(&data, &size, canvas, 0)
-        var c: UnsafeMutablePointer<PIX>? = canvas
-        pixDestroy(&c)
-        defer { free(data) }
-        let page = try Image.decode(Array(UnsafeBufferPointer(start: data!, count: size)), format: .png)
-        page.setResolution(300)
-        return page
-    }
+    static func page() throws -> Image { try TestImages.helloTiles() }
 
     /// Every element, level by level: text, box, confidence, language and baseline.
     static func dump(_ element: RecognizedElement, depth: Int = 0) -> [String] {

@@ -2,6 +2,7 @@ import CLeptonica
 import Foundation
 import Imaging
 import Testing
+import QuireTestSupport
 
 /// A page turned by a quarter shows in its thin glyphs before it is read: upright print has its
 /// `l`, `1` and `I` standing, a turned page has them lying (`Image.glyphs()`).
@@ -53,7 +54,7 @@ struct SidewaysGlyphsTests {
 
     @Test("The upright glyphs keep their boxes whatever the count of thin ones")
     func uprightBoxes() throws {
-        let page = try WalkTests.page()
+        let page = try TestImages.helloTiles()
         #expect(try page.glyphs().upright == page.glyphBoxes())
         #expect(try page.glyphBoxes().count > 50)
     }

@@ -6,6 +6,7 @@ import Testing
 import Imaging
 import QuireRecognition
 import Tesseract
+import QuireTestSupport
 
 /// Tesseract 5.3 stores each text line it cuts out as PNG and decodes it again a moment later; Quire
 /// interposes Leptonica's `pixWriteMem` so that, while it recognises, those writes are uncompressed
@@ -62,8 +63,7 @@ struct LineImagesTests {
 
     @Test("A skewed, shrunk page reads the same words, boxes and confidences both ways")
     func sameReading() throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../samples/hello.png")
-        var image = try Image.decode(Array(try Data(contentsOf: url)), format: .png).grey().scaled(by: 0.6)
+        var image = try Image.decode(try TestImages.sample(), format: .png).grey().scaled(by: 0.6)
         // Greys at every stroke's edge, so that a lossy path would show.
         image = try image.rotated(degrees: 2.5).image
         image.setResolution(180)

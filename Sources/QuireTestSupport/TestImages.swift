@@ -1,0 +1,74 @@
+import Foundation
+import Imaging
+internal import CLeptonica
+
+/// Images the tests draw themselves: white paper with black boxes where glyphs stand, enough for the
+/// pipeline's probe to measure a glyph height and a text box, and encoded as a real PNG.
+public enum TestImages {
+    /// A `width`×`height` PNG with rows of `glyphHeight`-high glyphs (each 0.6 as wide, a third apart)
+    /// filling the box `text` (fractions of the page: x, y, width, height), rows 1.8 glyphs apart.
+    public static func page(width: Int, height: Int, glyphHeight: Int, text: (x: Double, y: Double, width: Double, height: Double) = (0.1, 0.1, 0.8, 0.8),
+                            resolution: Int = 300) throws -> [UInt8] {
+        let stride = width * 4
+        var pixels = [UInt8](repeating: 255, count: stride * height)
+        let glyphWidth = max(1, glyphHeight * 6 / 10), pitch = glyphWidth + max(1, glyphWidth / 3)
+        let x0 = Int(text.x * Double(width)), x1 = Int((text.x + text.width) * Double(width))
+        var y = Int(text.y * Double(height))
+        let y1 = Int((text.y + text.height) * Double(height))
+        while y + glyphHeight <= y1 {
+            var x = x0
+            while x + glyphWidth <= x1 {
+                for row in y..<(y + glyphHeight) {
+                    for column in x..<(x + glyphWidth) {
+                        let p = row * stride + column * 4
+                        pixels[p] = 0; pixels[p + 1] = 0; pixels[p + 2] = 0
+                    }
+                }
+                // A space after every fifth glyph, as between words.
+                x += (x - x0) / pitch % 5 == 4 ? 2 * pitch : pitch
+            }
+            y += glyphHeight * 18 / 10
+        }
+        let image = try pixels.withUnsafeBytes { raw in
+            try Image.bgrx(raw.baseAddress!, width: width, height: height, stride: stride, resolution: resolution)
+        }
+        return try image.png()
+    }
+}
+
+extension TestImages {
+    /// The repository's sample page (samples/hello.png).
+    public static func sample() throws -> [UInt8] {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../samples/hello.png")
+        return Array(try Data(contentsOf: url))
+    }
+
+    /// samples/hello.png four times, at two sizes, in two columns and two rows, at 300 dpi: blocks,
+    /// paragraphs and lines of several words, and a last paragraph.
+    public static func helloTiles() throws -> Image {
+        let tile = try Image.decode(try sample(), format: .png).grey()
+        let small = try tile.scaled(by: 0.7)
+        guard let canvas = pixCreate(Int32(tile.width * 2), Int32(tile.height * 2), 8) else {
+            throw ImageError(.internalFailure, "no canvas")
+        }
+        var c: UnsafeMutablePointer<PIX>? = canvas
+        defer { pixDestroy(&c) }
+        pixSetAll(canvas)
+        let tiles = [(tile, 0, 0), (small, tile.width, 40), (small, 0, tile.height), (tile, tile.width, tile.height + 30)]
+        for (image, x, y) in tiles {
+            let png = try image.png()
+            var source = png.withUnsafeBufferPointer { pixReadMem($0.baseAddress, $0.count) }
+            defer { pixDestroy(&source) }
+            guard pixGetDepth(source) == 8 else { throw ImageError(.internalFailure, "a tile is not 8-bit grey") }
+            pixRasterop(canvas, Int32(x), Int32(y), Int32(image.width), Int32(image.height), PIX_SRC, source, 0, 0)
+        }
+        var data: UnsafeMutablePointer<UInt8>?
+        var size = 0
+        pixWriteMemPng(&data, &size, canvas, 0)
+        defer { free(data) }
+        guard let data else { throw ImageError(.internalFailure, "the canvas could not be written") }
+        let page = try Image.decode(Array(UnsafeBufferPointer(start: data, count: size)), format: .png)
+        page.setResolution(300)
+        return page
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import QuireRecognition
+import QuireSupport
+import QuireTestSupport
+import QuireWire
+import Testing
+
+@testable import QuireOCR
+
+/// The pipeline (prepare, choose the engine, read, edit, build) on fake engines: what reaches the
+/// result, and which engine reads a page under each `engine` choice, with no engine installed.
+@Suite struct PipelineTests {
+    static let words = [FakeWord("Quire", at: (0.1, 0.1, 0.3, 0.1)), FakeWord("reads", at: (0.5, 0.4, 0.3, 0.1))]
+    static let guesses = [FakeWord("Qnire", at: (0.1, 0.1, 0.3, 0.1), confidence: 0.3), FakeWord("reab", at: (0.5, 0.4, 0.3, 0.1), confidence: 0.2)]
+
+    /// A page of small print (10 px glyphs, enlarged before reading) and a pipeline on `engines`.
+    func read(_ engines: FakeEngines, _ request: OCRRequest, width: Int = 800, height: Int = 400) throws -> Recognition {
+        let image = try TestImages.page(width: width, height: height, glyphHeight: 10)
+        var configuration = OCRConfiguration()
+        configuration.defaultEngine = .auto
+        return try Recognizer(configuration: configuration, engines: engines).recognize(request, image: image)
+    }
+
+    @Test func pageReaderWordsComeBackInTheUploadedPixels() throws {
+        // A speck read as a word is dropped by the page's edits.
+        let page = FakeRecognizer("fake-page 1", words: Self.words + [FakeWord("~~", at: (0.1, 0.7, 0.05, 0.1), confidence: 0.3)])
+        let engines = FakeEngines(page: page)
+        let result = try read(engines, OCRRequest(languages: ["en"], engine: .tesseract)).result
+        // The page was enlarged for its small glyphs before the engine saw it...
+        let shown = try #require(page.shown.first)
+        #expect(shown.width > 800)
+        let scale = try #require(result.metadata.steps.first { $0.step == "scale" })
+        #expect(scale.applied)
+        // ...and the words' boxes are back in the uploaded page's pixels, where the engine found them.
+        let words = result.pages[0].blocks.flatMap { $0.paragraphs.flatMap { $0.lines.flatMap(\.words) } }
+        #expect(words.map(\.text) == ["Quire", "reads"])
+        let first = words[0].boundingBox
+        #expect(abs(first.x - 80) <= 3 && abs(first.y - 40) <= 3 && abs(first.width - 240) <= 3 && abs(first.height - 40) <= 3)
+        #expect(words[0].symbols.map(\.text) == ["Q", "u", "i", "r", "e"])
+        #expect(words[0].languages == ["en"])
+        #expect(result.pages[0].width == 800 && result.pages[0].height == 400)
+        #expect(result.metadata.engine == "fake-page 1")
+        #expect(result.metadata.languages == ["en"])
+        #expect(engines.asked.map(\.role) == [.page])
+        #expect(engines.asked.first?.languages == ["eng"])
+    }
+
+    @Test func autoKeepsAConfidentPageReadingWithoutAskingForPictures() throws {
+        let engines = FakeEngines(page: FakeRecognizer("fake-page 1", words: Self.words), picture: FakeRecognizer("fake-picture 1", words: Self.words))
+        let recognition = try read(engines, OCRRequest(languages: ["eng"], engine: .auto))
+        #expect(engines.asked.map(\.role) == [.page])
+        #expect(recognition.missing == nil)
+        #expect(!recognition.result.metadata.steps.contains { $0.step == "engine" })
+    }
+
+    @Test func autoTakesThePictureReadingWhereThePageReaderGuessed() throws {
+        let picture = FakeRecognizer("fake-picture 1", input: .picture(maxSide: 300), words: Self.words)
+        let engines = FakeEngines(page: FakeRecognizer("fake-page 1", words: Self.guesses), picture: picture)
+        let recognition = try read(engines, OCRRequest(languages: ["eng"], engine: .auto))
+        #expect(engines.asked.map(\.role) == [.page, .picture])
+        #expect(recognition.result.pages[0].text == "Quire\nreads\n")
+        #expect(recognition.result.metadata.engine == "fake-picture 1")
+        let step = try #require(recognition.result.metadata.steps.first { $0.step == "engine" })
+        #expect(step.applied)
+        #expect(step.parameters["words"] == 2 && step.parameters["confidentWords"] == 0 && step.parameters["sceneConfidence"] == 0.95)
+        // The picture reader was shown the picture reduced to what it asked for, not the prepared page.
+        let shown = try #require(picture.shown.first)
+        #expect(shown.width == 300 && shown.height == 150)
+        // Its words are in the uploaded page's pixels too.
+        let word = try #require(recognition.result.pages[0].blocks.first?.paragraphs.first?.lines.first?.words.first)
+        #expect(abs(word.boundingBox.x - 80) <= 3 && abs(word.boundingBox.width - 240) <= 3)
+    }
+
+    @Test func autoKeepsThePageReadingWhereThePictureReaderReadsNoBetter() throws {
+        let engines = FakeEngines(page: FakeRecognizer("fake-page 1", words: Self.guesses),
+                                  picture: FakeRecognizer("fake-picture 1", input: .picture(maxSide: 2_000), words: [FakeWord("x", at: (0.1, 0.1, 0.1, 0.1), confidence: 0.4)]))
+        let recognition = try read(engines, OCRRequest(languages: ["eng"], engine: .auto))
+        #expect(recognition.result.metadata.engine == "fake-page 1")
+        let step = try #require(recognition.result.metadata.steps.first { $0.step == "engine" })
+        #expect(!step.applied)
+        #expect(step.parameters["sceneConfidence"] == 0.4)
+    }
+
+    @Test func autoWithoutAPictureReaderSaysWhichReaderItMissed() throws {
+        let engines = FakeEngines(page: FakeRecognizer("fake-page 1", words: Self.guesses), picture: nil)
+        let recognition = try read(engines, OCRRequest(languages: ["eng"], engine: .auto))
+        #expect(recognition.missing == .picture)
+        #expect(recognition.result.metadata.engine == "fake-page 1")
+        let step = try #require(recognition.result.metadata.steps.first { $0.step == "engine" })
+        #expect(!step.applied && step.parameters["sceneAvailable"] == 0)
+    }
+
+    @Test func autoReadsLanguagesThePictureModelsDoNotReadWithThePageReaderAlone() throws {
+        let engines = FakeEngines(page: FakeRecognizer("fake-page 1", words: Self.guesses), picture: FakeRecognizer("fake-picture 1", words: Self.words))
+        let recognition = try read(engines, OCRRequest(languages: ["deu"], engine: .auto))
+        #expect(engines.asked.map(\.role) == [.page])
+        #expect(recognition.missing == nil)
+    }
+
+    @Test func sceneWithALanguageItsModelsDoNotReadIsUnknownLanguage() throws {
+        let engines = FakeEngines(page: FakeRecognizer("fake-page 1", words: Self.words), picture: FakeRecognizer("fake-picture 1", words: Self.words))
+        let error = #expect(throws: WireError.self) { try read(engines, OCRRequest(languages: ["deu"], engine: .scene)) }
+        #expect(error?.code == .unknownLanguage)
+        #expect(engines.asked.isEmpty)
+    }
+
+    @Test func sceneReadsWithThePictureReaderOnly() throws {
+        let engines = FakeEngines(page: FakeRecognizer("fake-page 1", words: Self.guesses),
+                                  picture: FakeRecognizer("fake-picture 1", input: .picture(maxSide: 4_000), words: Self.words))
+        let result = try read(engines, OCRRequest(languages: ["eng"], engine: .scene)).result
+        #expect(engines.asked.map(\.role) == [.picture])
+        #expect(result.metadata.engine == "fake-picture 1")
+        #expect(result.pages[0].text == "Quire\nreads\n")
+    }
+
+    @Test func aLanguageNotInstalledIsUnknownLanguageNamingWhatIs() throws {
+        let engines = FakeEngines(page: FakeRecognizer("fake-page 1", words: Self.words))
+        let error = #expect(throws: WireError.self) { try read(engines, OCRRequest(languages: ["ja"], engine: .tesseract)) }
+        #expect(error?.code == .unknownLanguage)
+        #expect(error?.message.contains("installed: deu, eng") == true)
+    }
+
+    @Test func anEngineThatCannotBeMadeIsEngineFailure() throws {
+        let engines = FakeEngines(page: nil)
+        let error = #expect(throws: WireError.self) { try read(engines, OCRRequest(languages: ["eng"], engine: .tesseract)) }
+        #expect(error?.code == .engineFailure)
+    }
+}
