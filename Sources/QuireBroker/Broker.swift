@@ -59,7 +59,7 @@ public final class Broker: Sendable {
                 "store": opened.location, "schema": String(opened.schemaVersion), "broker": opened.brokerID])
         } else if let jobConfiguration = configuration.jobs {
             lock = try DataFolderLock(directory: jobConfiguration.directory)
-            let opened = try JobStore(directory: jobConfiguration.directory, maxBytes: jobConfiguration.maxStoreBytes)
+            let opened = try SQLiteJobStore(directory: jobConfiguration.directory, maxBytes: jobConfiguration.maxStoreBytes)
             let walCheckpointer = Checkpointer(path: opened.path, interval: 200, logger: logger)
             do {
                 jobs = try opened.recoverMachine(configuration: jobConfiguration, now: wallClockMilliseconds())

@@ -6,7 +6,7 @@ import ZeroMQ
 
 /// The durable job store as the broker uses it: recover at start, write a turn's ``JobBatch`` in one
 /// transaction, answer a ``JobLoad``, sweep expired results. The job machine never calls it; the broker
-/// does, on its ``StorageThread``. SQLite (``JobStore``) is the one on disk; every conformance passes
+/// does, on its ``StorageThread``. SQLite (``SQLiteJobStore``) is the one on disk; every conformance passes
 /// the same suite (`JobStorageConformanceTests`).
 protocol JobStorage: AnyObject {
     /// Requeues jobs a stopped broker left running and builds the machine that holds every active job.
@@ -41,7 +41,7 @@ extension JobStorage {
     func maintain(now: Int64) throws(JobStoreError) -> JobMaintenance { JobMaintenance() }
 }
 
-extension JobStore: JobStorage {}
+extension SQLiteJobStore: JobStorage {}
 
 /// The store's I/O off the ZeroMQ thread: the broker loop hands each write, load and sweep to this
 /// thread in order and goes on serving (heartbeats are never held up by a commit's fsync, or by a

@@ -2,7 +2,7 @@ import QuireSupport
 
 /// What the broker loop does with the store on the job machine's behalf: recover at start, write a
 /// ``JobBatch``, answer a ``JobLoad``, sweep expired results. The machine never calls these itself.
-extension JobStore {
+extension SQLiteJobStore {
     /// Requeues jobs a stopped broker left running and builds the machine that holds every active job.
     func recoverMachine(configuration: JobConfiguration, now: Int64) throws(JobStoreError) -> JobMachine {
         let recovered = try batch { () throws(SQLiteError) in try recover(now: now) }

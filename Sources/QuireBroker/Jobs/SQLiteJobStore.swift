@@ -101,7 +101,7 @@ public struct JobStoreError: Error, Sendable, CustomStringConvertible {
 /// transaction, so one fsync covers many submissions. Request bodies live in the row: at the ≤ 64 MB
 /// sizes Quire accepts and the ~100 KB typical of a photo, one write beats a row plus a file (one fsync,
 /// nothing to clean up on a crash between the two).
-final class JobStore {
+final class SQLiteJobStore {
     static let fileName = "jobs.sqlite3"
     /// Every migration, in order; `PRAGMA user_version` is the number applied. Never edit one that shipped.
     static let migrations: [String] = [
