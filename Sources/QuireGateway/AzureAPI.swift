@@ -81,7 +81,7 @@ public enum AzureAPI {
         }
     }
 
-    static func poll(_ request: HTTPRequest, id: String, jobs: JobBackend, render: (JobState) -> HTTPResponse) -> HTTPResponse {
+    static func poll(_ request: HTTPRequest, id: String, jobs: JobBackend, render: (JobSnapshot) -> HTTPResponse) -> HTTPResponse {
         switch jobs.poll(id, .azure(request)) {
         case .success(let state?): return render(state)
         case .success(nil): return error(404, "NotFound", "Operation '\(id)' was not found (never submitted, or its result expired).")

@@ -90,11 +90,11 @@ public enum CloudVisionAPI {
         }
     }
 
-    static func add(to router: inout HTTPRouter, recognize: @escaping Recognizer, fetch: ImageSource) {
+    static func add(to router: inout HTTPRouter, recognize: @escaping OCRCaller, fetch: ImageSource) {
         router.post("/v1/images:annotate") { request, _ in annotate(request, recognize: recognize, fetch: fetch) }
     }
 
-    static func annotate(_ request: HTTPRequest, recognize: Recognizer, fetch: ImageSource) -> HTTPResponse {
+    static func annotate(_ request: HTTPRequest, recognize: OCRCaller, fetch: ImageSource) -> HTTPResponse {
         let batch: BatchRequest
         do {
             batch = try JSONDecoder().decode(BatchRequest.self, from: Data(request.body))

@@ -32,11 +32,11 @@ extension CloudVisionAPI {
     /// Google reads at most this many pages of one file per call, and the first ones when none are named.
     static let pagesPerFile = 5
 
-    static func addFiles(to router: inout HTTPRouter, recognize: @escaping Recognizer) {
+    static func addFiles(to router: inout HTTPRouter, recognize: @escaping OCRCaller) {
         router.post("/v1/files:annotate") { request, _ in annotateFiles(request, recognize: recognize) }
     }
 
-    static func annotateFiles(_ request: HTTPRequest, recognize: Recognizer) -> HTTPResponse {
+    static func annotateFiles(_ request: HTTPRequest, recognize: OCRCaller) -> HTTPResponse {
         let batch: BatchFileRequest
         do {
             batch = try JSONDecoder().decode(BatchFileRequest.self, from: Data(request.body))

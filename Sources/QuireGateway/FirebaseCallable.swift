@@ -13,12 +13,12 @@ public enum FirebaseCallable {
         var data: CloudVisionAPI.ImageRequest?
     }
 
-    static func add(to router: inout HTTPRouter, recognize: @escaping Recognizer, fetch: ImageSource) {
+    static func add(to router: inout HTTPRouter, recognize: @escaping OCRCaller, fetch: ImageSource) {
         router.post("/annotateImage") { request, _ in annotateImage(request, recognize: recognize, fetch: fetch) }
         router.post("/{project}/{region}/annotateImage") { request, _ in annotateImage(request, recognize: recognize, fetch: fetch) }
     }
 
-    static func annotateImage(_ request: HTTPRequest, recognize: Recognizer, fetch: ImageSource) -> HTTPResponse {
+    static func annotateImage(_ request: HTTPRequest, recognize: OCRCaller, fetch: ImageSource) -> HTTPResponse {
         // The media type exactly (parameters such as charset aside): `application/jsonx` is not JSON.
         let contentType = (request.headers["Content-Type"] ?? "").lowercased().split(separator: ";").first
             .map { $0.trimmingCharacters(in: .whitespaces) } ?? ""

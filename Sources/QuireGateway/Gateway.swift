@@ -104,8 +104,9 @@ public struct GatewayFailure: Error, Sendable, Equatable {
     }
 }
 
-/// Reads one image: the gateway's only way to the workers (through the broker, in production).
-public typealias Recognizer = @Sendable (OCRCall) -> Result<OCRResult, GatewayFailure>
+/// Sends one image to the broker's `ocr` service and waits for its reading: the gateway's only way to
+/// the workers (through the broker, in production; a stand-in in tests).
+public typealias OCRCaller = @Sendable (OCRCall) -> Result<OCRResult, GatewayFailure>
 
 /// Where the bytes of an image URL a client gave come from (``ImageFetcher/source``). The routes ask
 /// ``refusal`` while they check the request (no network), and ``fetch`` when they read that image.
@@ -177,7 +178,7 @@ public final class Gateway: Sendable {
     /// Every route the gateway answers; what matches none gets a 404 or 405 in the shape of the API
     /// its path belongs to (``APIFamily``): Azure's under `/vision/` and `/computervision/`, OAuth's for the token endpoint, Google's elsewhere.
     /// Image URLs go to `fetch` (by default: refused, no allow-list).
-    public static func router(recognize: @escaping Recognizer, jobs: JobBackend = .none, tokens: TokenBackend = .none, https: Bool = false,
+    public static func router(recognize: @escaping OCRCaller, jobs: JobBackend = .none, tokens: TokenBackend = .none, https: Bool = false,
                               fetch: ImageSource = .none) -> HTTPRouter {
         var router = HTTPRouter()
         OAuthTokenEndpoint.add(to: &router, tokens: tokens)
@@ -202,33 +203,27 @@ public final class Gateway: Sendable {
             throw HTTPServerError(.invalidAddress, "expected [HOST]:PORT such as :8080", address: listen)
         }
         let client = try QuireClient(configuration: self.client)
-        defer { Self.blocking { await client.close() } }
+        defer { _ = blockingAwait { await client.close() } }
         let logger = self.logger
         let fetcher = self.fetcher
         let tokens = TokenBackend.broker(client)
         let keys = APIKeyTokens(backend: tokens, cacheSeconds: apiKeyCacheSeconds)
-        let recognize: Recognizer = { call in
+        let recognize: OCRCaller = { call in
             var call = call
             switch keys.token(for: call.credential) {
             case .success(let token): (call.token, call.apiKey) = (token, nil)
             case .failure(let failure): return .failure(failure)
             }
             let request = call
-            return Self.blocking {
-                do {
-                    let reply = try await client.request(service: "ocr", body: [request.requestFrame, request.image])
-                    let frame = reply.first ?? []
-                    if let error = WireError(jsonFrame: frame) { return .failure(GatewayFailure(error)) }
-                    guard let result = try? JSONDecoder().decode(OCRResult.self, from: Data(frame)) else {
-                        return .failure(GatewayFailure(.internal, "the worker's reply is not an OCR result"))
-                    }
-                    return .success(result)
-                } catch let error as ClientError {
-                    return .failure(GatewayFailure(error))
-                } catch {
-                    return .failure(GatewayFailure(.internal, String(describing: error)))
+            return blockingAwait { () async throws -> Result<OCRResult, GatewayFailure> in
+                let reply = try await client.request(service: "ocr", body: [request.requestFrame, request.image])
+                let frame = reply.first ?? []
+                if let error = WireError(jsonFrame: frame) { return .failure(GatewayFailure(error)) }
+                guard let result = try? JSONDecoder().decode(OCRResult.self, from: Data(frame)) else {
+                    return .failure(GatewayFailure(.internal, "the worker's reply is not an OCR result"))
                 }
-            }
+                return .success(result)
+            }.mapError(JobBackend.failure).flatMap { $0 }
         }
         let server = try HTTPServer(configuration: Self.serverConfiguration(listen: address, tls: tls, requestTimeout: requestTimeout),
                                     log: { logger.debug("http", metadata: ["detail": $0]) },
@@ -242,20 +237,6 @@ public final class Gateway: Sendable {
         while !stopRequested.load(ordering: .acquiring) { stopSignal.wait() }
         server.stop()
         logger.notice("gateway stopped")
-    }
-
-    /// Runs `work` on the cooperative pool and waits for it on this (libmicrohttpd's) thread.
-    static func blocking<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
-        let box = Mutex<T?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            let value = await work()
-            box.withLock { $0 = value }
-            done.signal()
-        }
-        done.wait()
-        // The task stored a value before it signalled.
-        return box.withLock { $0 }!
     }
 
     /// The token of `Authorization: Bearer TOKEN`, nil without one.

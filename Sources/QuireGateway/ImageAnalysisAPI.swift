@@ -21,11 +21,11 @@ public enum ImageAnalysisAPI {
     /// Every visual feature of the 4.0 API; only `read` is served.
     static let features = ["tags", "caption", "densecaptions", "objects", "read", "smartcrops", "people"]
 
-    static func add(to router: inout HTTPRouter, recognize: @escaping Recognizer, fetch: ImageSource) {
+    static func add(to router: inout HTTPRouter, recognize: @escaping OCRCaller, fetch: ImageSource) {
         router.post("/computervision/imageanalysis:analyze") { request, _ in analyze(request, recognize: recognize, fetch: fetch) }
     }
 
-    static func analyze(_ request: HTTPRequest, recognize: Recognizer, fetch: ImageSource) -> HTTPResponse {
+    static func analyze(_ request: HTTPRequest, recognize: OCRCaller, fetch: ImageSource) -> HTTPResponse {
         guard let version = request.query("api-version"), !version.isEmpty else {
             return invalid("BadArgument", "The api-version query parameter is required: use \(apiVersions.joined(separator: " or ")).")
         }
