@@ -175,26 +175,23 @@ public final class Gateway: Sendable {
                                        connectionMemoryBytes: 64 * 1024, tls: tls)
     }
 
-    /// Every route the gateway answers; what matches none gets a 404 or 405 in the shape of the API
-    /// its path belongs to (``APIFamily``): Azure's under `/vision/` and `/computervision/`, OAuth's for the token endpoint, Google's elsewhere.
-    /// Image URLs go to `fetch` (by default: refused, no allow-list).
+    /// The API families the gateway answers (``APIDialect``), their routes added in this order. A path
+    /// no route has, outside every family's prefix, gets the first's (Cloud Vision's) 404.
+    static let families: [any APIDialect.Type] = [CloudVisionAPI.self, OAuthTokenEndpoint.self, FirebaseCallable.self, AzureAPI.self,
+                                                  ImageAnalysisAPI.self]
+
+    /// Every route the gateway answers, each family's refusing in its own shape (``APIDialect``); the
+    /// router's ``HTTPRouter/rejection(_:_:_:)`` is the server's. Image URLs go to `fetch` (by default:
+    /// refused, no allow-list).
     public static func router(recognize: @escaping OCRCaller, jobs: JobBackend = .none, tokens: TokenBackend = .none, https: Bool = false,
                               fetch: ImageSource = .none) -> HTTPRouter {
+        let services = GatewayServices(ocr: recognize, jobs: jobs, tokens: tokens, https: https, fetch: fetch)
         var router = HTTPRouter()
-        OAuthTokenEndpoint.add(to: &router, tokens: tokens)
-        CloudVisionAPI.add(to: &router, recognize: recognize, fetch: fetch)
-        CloudVisionAPI.addFiles(to: &router, recognize: recognize)
-        FirebaseCallable.add(to: &router, recognize: recognize, fetch: fetch)
-        AzureAPI.add(to: &router, jobs: jobs, https: https, fetch: fetch)
-        ImageAnalysisAPI.add(to: &router, recognize: recognize, fetch: fetch)
-        router.notFound = { APIFamily(path: $0.path).notFound($0) }
-        router.methodNotAllowed = { APIFamily(path: $0.path).methodNotAllowed($0, allowed: $1) }
+        for family in families {
+            router.group(family.refusals, prefix: family.prefix) { family.addRoutes(to: &$0, services) }
+        }
+        router.refusals = families[0].refusals
         return router
-    }
-
-    /// The server's own refusals (400, 413, 431) in the error shape of the API the request's path belongs to.
-    public static func rejection(_ status: Int, _ message: String, _ head: HTTPRequest) -> HTTPResponse {
-        APIFamily(path: head.path).rejection(status, message)
     }
 
     /// Serves until ``stop()``; `onListening` is told the bound port.
@@ -225,11 +222,10 @@ public final class Gateway: Sendable {
                 return .success(result)
             }.mapError(JobBackend.failure).flatMap { $0 }
         }
+        let router = Self.router(recognize: recognize, jobs: .titanic(client, keys: keys), tokens: tokens, https: tls != nil, fetch: fetcher.source)
         let server = try HTTPServer(configuration: Self.serverConfiguration(listen: address, tls: tls, requestTimeout: requestTimeout),
                                     log: { logger.debug("http", metadata: ["detail": $0]) },
-                                    rejection: Self.rejection,
-                                    handler: Self.router(recognize: recognize, jobs: .titanic(client, keys: keys), tokens: tokens,
-                                                        https: tls != nil, fetch: fetcher.source).handler)
+                                    rejection: router.rejection, handler: router.handler)
         logger.notice("gateway listening", metadata: ["listen": listen, "port": String(server.port), "broker": self.client.broker,
                                                       "tls": tls == nil ? "off" : "on",
                                                       "fetch": fetcher.allow.isEmpty ? "off" : fetcher.allow.prefixes.map(\.description).joined(separator: ",")])
@@ -246,6 +242,11 @@ public final class Gateway: Sendable {
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
         let token = parts[1].trimmingCharacters(in: .whitespaces)
         return token.isEmpty ? nil : token
+    }
+
+    /// The media type of `Content-Type`, lower-cased, its parameters (`; charset=…`) dropped; empty without one.
+    static func mediaType(_ request: HTTPRequest) -> String {
+        (request.headers["Content-Type"] ?? "").lowercased().split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
     }
 
     /// JSON as Google's and Firebase's servers write it.

@@ -226,7 +226,7 @@ struct GatewayImageAnalysisTests {
         #expect(String(decoding: callable.body, as: UTF8.self).contains(#""status":"INVALID_ARGUMENT""#))
         for (path, needle) in [("/v1/images:annotate", #""status":"INVALID_ARGUMENT""#), ("/annotateImage", #""status":"RESOURCE_EXHAUSTED""#),
                                ("/vision/v3.2/read/analyze", #""code":"InvalidImageSize""#), (Self.path, #""code":"InvalidImageSize""#)] {
-            let refused = Gateway.rejection(413, "too large", HTTPRequest(method: "POST", path: path))
+            let refused = r.rejection(413, "too large", HTTPRequest(method: "POST", path: path))
             #expect(refused.status == 413)
             #expect(String(decoding: refused.body, as: UTF8.self).contains(needle), "\(path)")
         }
