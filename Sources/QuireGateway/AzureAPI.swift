@@ -9,8 +9,11 @@ import QuireWire
 /// `Operation-Location: …/read/operations/{id}`). The image or PDF is the body (`application/octet-stream`,
 /// `image/*` or `application/pdf`), or JSON `{"url"}`, fetched only from the allow-list (``FetchAllowList``);
 /// `pages` (`1-3,5`) selects a document's pages. Errors are Azure's `{"error":{"code","message"}}`.
-public enum AzureAPI {
-    static func add(to router: inout HTTPRouter, jobs: JobBackend, https: Bool, fetch: ImageSource) {
+public enum AzureAPI: UploadDialect {
+    static var prefix: String? { "/vision/" }
+
+    static func addRoutes(to router: inout HTTPRouter, _ services: GatewayServices) {
+        let (jobs, https, fetch) = (services.jobs, services.https, services.fetch)
         router.post("/vision/v3.2/read/analyze") { request, _ in
             analyze(request, jobs: jobs, fetch: fetch, location: { base(request, https: https) + "/vision/v3.2/read/analyzeResults/" + $0 })
         }
@@ -66,7 +69,7 @@ public enum AzureAPI {
         case .success(let id):
             return HTTPResponse(status: 202, headers: ["Operation-Location": location(id), "apim-request-id": id])
         case .failure(let failure):
-            return error(failure)
+            return Self.failure(failure)
         }
     }
 
@@ -75,23 +78,23 @@ public enum AzureAPI {
         switch problem {
         case .unreadableJSON: error(400, "InvalidRequest", "The body is not valid JSON.")
         case .noURL: error(400, "InvalidImageUrl", "The JSON body has no \"url\".")
-        case .notFetched(let failure): error(failure)
+        case .notFetched(let failure): fetchRefusal(failure)
         case .mediaType(let type): error(415, "UnsupportedMediaType", "Send the image or PDF as application/octet-stream or JSON {\"url\"}, not '\(type)'.")
         case .empty: error(400, "InvalidImage", "The body is empty: send the image's bytes.")
         }
     }
 
-    static func poll(_ request: HTTPRequest, id: String, jobs: JobBackend, render: (JobState) -> HTTPResponse) -> HTTPResponse {
+    static func poll(_ request: HTTPRequest, id: String, jobs: JobBackend, render: (JobSnapshot) -> HTTPResponse) -> HTTPResponse {
         switch jobs.poll(id, .azure(request)) {
         case .success(let state?): return render(state)
         case .success(nil): return error(404, "NotFound", "Operation '\(id)' was not found (never submitted, or its result expired).")
-        case .failure(let failure): return error(failure)
+        case .failure(let failure): return Self.failure(failure)
         }
     }
 
     /// A URL not fetched: `400 InvalidImageUrl` naming the reason (Azure answers a URL it cannot
     /// download so); every fetch slot taken: `429`.
-    static func error(_ failure: FetchFailure) -> HTTPResponse {
+    static func fetchRefusal(_ failure: FetchFailure) -> HTTPResponse {
         if failure.reason == .busy { return error(429, "TooManyRequests", failure.message) }
         return error(400, "InvalidImageUrl", sentence(failure.message))
     }
@@ -102,16 +105,29 @@ public enum AzureAPI {
         return first.uppercased() + text.dropFirst() + (text.hasSuffix(".") ? "" : ".")
     }
 
-    static func error(_ failure: GatewayFailure) -> HTTPResponse {
+    static func failure(_ failure: GatewayFailure) -> HTTPResponse {
         if failure.isInvalidAPIKey { return invalidKey }
-        return switch failure.kind {
-        case .invalidImage: error(400, "InvalidImage", failure.message)
-        case .unauthenticated: error(401, "Unauthorized", failure.message)
-        case .forbidden: error(403, "Forbidden", failure.message)
-        case .busy: error(429, "TooManyRequests", failure.message)
-        case .unavailable: error(503, "ServiceUnavailable", failure.message)
-        case .internal: error(500, "InternalServerError", failure.message)
+        let code = switch failure.kind {
+        case .invalidImage: "InvalidImage"
+        case .unauthenticated: "Unauthorized"
+        case .forbidden: "Forbidden"
+        case .busy: "TooManyRequests"
+        case .unavailable: "ServiceUnavailable"
+        case .internal: "InternalServerError"
         }
+        return error(failure.kind.httpStatus, code, failure.message)
+    }
+
+    static func notFound(_ request: HTTPRequest) -> HTTPResponse {
+        error(404, "NotFound", "Resource not found: \(request.path).")
+    }
+
+    static func methodNotAllowed(_ request: HTTPRequest, allowed: [String]) -> HTTPResponse {
+        error(405, "MethodNotAllowed", wrongMethod(request, allowed: allowed))
+    }
+
+    static func rejection(_ status: Int, _ message: String) -> HTTPResponse {
+        error(status, status == 413 ? "InvalidImageSize" : "InvalidRequest", message)
     }
 
     /// What Azure's API Management front answers an unknown or revoked `Ocp-Apim-Subscription-Key`:
@@ -121,13 +137,23 @@ public enum AzureAPI {
 
     /// Azure's error body: `{"error":{"code":"InvalidImageUrl","message":"…"}}`.
     public static func error(_ status: Int, _ code: String, _ message: String) -> HTTPResponse {
+        error(status, code, message, inner: nil)
+    }
+
+    /// Azure Core's `ErrorResponse`, `innererror` only when there is a more specific code (Image Analysis's).
+    static func error(_ status: Int, _ code: String, _ message: String, inner: String?) -> HTTPResponse {
         struct Body: Encodable {
             struct Inner: Encodable {
                 var code: String
                 var message: String
             }
-            var error: Inner
+            struct Outer: Encodable {
+                var code: String
+                var message: String
+                var innererror: Inner?
+            }
+            var error: Outer
         }
-        return Gateway.json(status, Body(error: .init(code: code, message: message)))
+        return Gateway.json(status, Body(error: .init(code: code, message: message, innererror: inner.map { .init(code: $0, message: message) })))
     }
 }

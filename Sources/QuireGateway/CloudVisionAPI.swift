@@ -9,7 +9,8 @@ import QuireWire
 /// image URL not on the allow-list, no text feature) is HTTP 400 with `{"error":{"code","message","status"}}`, as Google
 /// answers; what goes wrong with one image read (not an image, no worker, a URL that could not be
 /// fetched) is that response's `error`, and the batch is still 200. A refused token is 401 for the whole call.
-public enum CloudVisionAPI {
+/// Google's front answers any path no API owns, so this is the gateway's default family.
+public enum CloudVisionAPI: APIDialect {
     /// `AnnotateImageRequest`, leniently: `features` may be a list (Google's API) or one object (the
     /// Firebase tutorial's `annotateImage` call).
     struct ImageRequest: Decodable {
@@ -63,14 +64,37 @@ public enum CloudVisionAPI {
         }
     }
 
-    struct BatchRequest: Decodable {
-        var requests: [ImageRequest]?
+    /// `{"requests": […]}` of `images:annotate` and `files:annotate`.
+    struct Batch<Item: Decodable>: Decodable {
+        var requests: [Item]?
     }
 
     /// A request that cannot be served at all: Google's status name and the HTTP code it goes with.
     struct Refusal: Error {
         var status: Int
         var message: String
+    }
+
+    /// The feature to read with, of the features `field` asks for: DOCUMENT_TEXT_DETECTION when it is
+    /// among them, else TEXT_DETECTION; a request without a text feature is refused.
+    static func feature(_ features: [ImageRequest.Feature], field: String) -> Result<CloudVision.Feature, Refusal> {
+        let types = features.compactMap(\.type)
+        guard !types.isEmpty else {
+            return .failure(Refusal(status: 400, message: "No feature is specified in \(field).features: use TEXT_DETECTION or DOCUMENT_TEXT_DETECTION."))
+        }
+        let known = types.compactMap(CloudVision.Feature.init(rawValue:))
+        guard let feature = known.contains(.documentTextDetection) ? .documentTextDetection : known.first else {
+            return .failure(Refusal(status: 400, message: "\(field).features: this server reads text only (TEXT_DETECTION, DOCUMENT_TEXT_DETECTION), not \(types.joined(separator: ", "))."))
+        }
+        return .success(feature)
+    }
+
+    /// The bytes of `content` at `field` (base64), or Google's 400.
+    static func bytes(_ content: String, field: String) -> Result<[UInt8], Refusal> {
+        guard let bytes = decodeBase64(content) else {
+            return .failure(Refusal(status: 400, message: "Invalid value at '\(field)' (TYPE_BYTES), Base64 decoding failed."))
+        }
+        return .success(bytes)
     }
 
     /// One image to read: its call, and the URL its bytes are fetched from (then `call.image` is empty).
@@ -90,26 +114,42 @@ public enum CloudVisionAPI {
         }
     }
 
-    static func add(to router: inout HTTPRouter, recognize: @escaping Recognizer, fetch: ImageSource) {
-        router.post("/v1/images:annotate") { request, _ in annotate(request, recognize: recognize, fetch: fetch) }
+    static func addRoutes(to router: inout HTTPRouter, _ services: GatewayServices) {
+        router.post("/v1/images:annotate") { request, _ in annotate(request, recognize: services.ocr, fetch: services.fetch) }
+        router.post("/v1/files:annotate") { request, _ in annotateFiles(request, recognize: services.ocr) }
     }
 
-    static func annotate(_ request: HTTPRequest, recognize: Recognizer, fetch: ImageSource) -> HTTPResponse {
-        let batch: BatchRequest
+    /// The calls of a batch (`images:annotate`'s, `files:annotate`'s), one per request (`call` makes
+    /// each, given its field's name), or Google's 400 for the whole batch: a body that is not one, holds
+    /// no request (`example`: what to send) or one that cannot be read.
+    static func calls<Item: Decodable, Call>(_ request: HTTPRequest, example: String,
+                                             _ call: (Item, _ field: String) -> Result<Call, Refusal>) -> Result<[Call], Refusal> {
+        let batch: Batch<Item>
         do {
-            batch = try JSONDecoder().decode(BatchRequest.self, from: Data(request.body))
+            batch = try JSONDecoder().decode(Batch<Item>.self, from: Data(request.body))
         } catch {
-            return Self.error(400, "Invalid JSON payload received. \(describe(error))")
+            return .failure(Refusal(status: 400, message: "Invalid JSON payload received. \(describe(error))"))
         }
         let requests = batch.requests ?? []
-        guard !requests.isEmpty else { return Self.error(400, "No requests were specified: send {\"requests\":[{\"image\":{\"content\":…},\"features\":[…]}]}.") }
-        let credential = Credential.google(request)
-        var items: [Item] = []
+        guard !requests.isEmpty else { return .failure(Refusal(status: 400, message: "No requests were specified: send \(example).")) }
+        var calls: [Call] = []
         for (index, item) in requests.enumerated() {
-            switch call(item, field: "requests[\(index)]", credential: credential, fetch: fetch) {
-            case .success(let call): items.append(call)
-            case .failure(let refusal): return Self.error(refusal.status, refusal.message)
+            switch call(item, "requests[\(index)]") {
+            case .success(let made): calls.append(made)
+            case .failure(let refusal): return .failure(refusal)
             }
+        }
+        return .success(calls)
+    }
+
+    static func annotate(_ request: HTTPRequest, recognize: OCRCaller, fetch: ImageSource) -> HTTPResponse {
+        let credential = Credential.google(request)
+        let items: [Item]
+        switch calls(request, example: #"{"requests":[{"image":{"content":…},"features":[…]}]}"#, { (item: ImageRequest, field) in
+            call(item, field: field, credential: credential, fetch: fetch)
+        }) {
+        case .success(let made): items = made
+        case .failure(let refusal): return Self.error(refusal.status, refusal.message)
         }
         var responses: [CloudVision.Response] = []
         for item in items {
@@ -119,7 +159,7 @@ public enum CloudVisionAPI {
             case .success(let resolved): call = resolved
             case .failure(let failure):
                 // As Google answers a URL it could not get: that image's error, the batch still 200.
-                responses.append(CloudVision.Response(error: CloudVision.Status(code: grpcCode(failure.reason), message: message(failure))))
+                responses.append(CloudVision.Response(error: CloudVision.Status(code: GRPCStatus(failure.reason).rawValue, message: message(failure))))
                 continue
             }
             // images:annotate reads images; Google answers a PDF there as bad image data (PDFs go to files:annotate).
@@ -145,13 +185,10 @@ public enum CloudVisionAPI {
     /// takes precedence"), `imageUri` over `gcsImageUri`; a URL must pass `fetch`'s allow-list here,
     /// before any image of the call is read, and is fetched later (``Item/resolved(_:)``).
     static func call(_ item: ImageRequest, field: String, credential: Credential, fetch: ImageSource) -> Result<Item, Refusal> {
-        let types = item.features.compactMap(\.type)
-        guard !types.isEmpty else {
-            return .failure(Refusal(status: 400, message: "No feature is specified in \(field).features: use TEXT_DETECTION or DOCUMENT_TEXT_DETECTION."))
-        }
-        let known = types.compactMap(CloudVision.Feature.init(rawValue:))
-        guard let feature = known.contains(.documentTextDetection) ? .documentTextDetection : known.first else {
-            return .failure(Refusal(status: 400, message: "\(field).features: this server reads text only (TEXT_DETECTION, DOCUMENT_TEXT_DETECTION), not \(types.joined(separator: ", "))."))
+        let feature: CloudVision.Feature
+        switch Self.feature(item.features, field: field) {
+        case .success(let found): feature = found
+        case .failure(let refusal): return .failure(refusal)
         }
         let languages = item.imageContext?.languageHints
         if item.image?.content?.isEmpty ?? true, let source = item.image?.source,
@@ -164,26 +201,13 @@ public enum CloudVisionAPI {
         guard let content = item.image?.content, !content.isEmpty else {
             return .failure(Refusal(status: 400, message: "\(field).image.content is empty: send the image's bytes, base64-encoded."))
         }
-        guard let bytes = decodeBase64(content) else {
-            return .failure(Refusal(status: 400, message: "Invalid value at '\(field).image.content' (TYPE_BYTES), Base64 decoding failed."))
-        }
-        return .success(Item(call: OCRCall(image: bytes, mode: feature.mode, languages: languages, credential: credential), url: nil, feature: feature))
-    }
-
-    /// `google.rpc.Code` of an image whose URL was not fetched: 14 UNAVAILABLE with Google's own
-    /// sentence when it could not be downloaded (what Vision answers then), 7 PERMISSION_DENIED for a
-    /// redirect off the allow-list, 3 INVALID_ARGUMENT for what came back (too large, not an image),
-    /// 8 RESOURCE_EXHAUSTED when every fetch slot is taken.
-    static func grpcCode(_ reason: FetchFailure.Reason) -> Int {
-        switch reason {
-        case .notAllowed: 7
-        case .couldNotDownload: 14
-        case .tooLarge, .notAnImage: 3
-        case .busy: 8
+        return bytes(content, field: "\(field).image.content").map { bytes in
+            Item(call: OCRCall(image: bytes, mode: feature.mode, languages: languages, credential: credential), url: nil, feature: feature)
         }
     }
 
-    /// The message of an image whose URL was not fetched.
+    /// The message of an image whose URL was not fetched (its status is ``GRPCStatus``'s for the reason):
+    /// Google's own sentence when it could not be downloaded.
     static func message(_ failure: FetchFailure) -> String {
         failure.reason == .couldNotDownload ? "We can not access the URL currently. Please download the content and pass it in. (\(failure.message))"
                                             : failure.message
@@ -222,22 +246,6 @@ public enum CloudVisionAPI {
         }
     }
 
-    /// `google.rpc.Code` names by number, and the HTTP status Google's REST front answers them with.
-    static func statusName(_ http: Int) -> String {
-        switch http {
-        case 400: "INVALID_ARGUMENT"
-        case 401: "UNAUTHENTICATED"
-        case 403: "PERMISSION_DENIED"
-        case 404, 405: "NOT_FOUND"
-        case 413: "INVALID_ARGUMENT"
-        case 429: "RESOURCE_EXHAUSTED"
-        case 431: "INVALID_ARGUMENT"
-        case 503: "UNAVAILABLE"
-        case 504: "DEADLINE_EXCEEDED"
-        default: http >= 500 ? "INTERNAL" : "INVALID_ARGUMENT"
-        }
-    }
-
     /// How Google answers one image's or file's failure in a batch.
     enum ItemFailure {
         /// A refused key or token: auth is about the whole call.
@@ -247,70 +255,60 @@ public enum CloudVisionAPI {
     }
 
     static func itemFailure(_ failure: GatewayFailure) -> ItemFailure {
-        if failure.isInvalidAPIKey { return .wholeCall(invalidKey) }
-        if failure.kind == .unauthenticated || failure.kind == .forbidden {
-            return .wholeCall(Self.error(httpStatus(failure.kind), failure.message))
-        }
-        return .item(CloudVision.Status(code: grpcCode(failure.kind), message: failure.message))
+        if failure.isInvalidAPIKey || failure.kind == .unauthenticated || failure.kind == .forbidden { return .wholeCall(Self.failure(failure)) }
+        return .item(CloudVision.Status(code: GRPCStatus(failure.kind).rawValue, message: failure.message))
     }
 
-    static func grpcCode(_ kind: GatewayFailure.Kind) -> Int {
-        switch kind {
-        case .invalidImage: 3
-        case .unauthenticated: 16
-        case .forbidden: 7
-        case .busy: 8
-        case .unavailable: 14
-        case .internal: 13
-        }
+    /// A failure of the whole call: Google's 400 with `API_KEY_INVALID` for an unknown key, else the
+    /// failure's status.
+    static func failure(_ failure: GatewayFailure) -> HTTPResponse {
+        failure.isInvalidAPIKey ? invalidKey : Self.error(failure.kind.httpStatus, failure.message)
     }
 
-    static func httpStatus(_ kind: GatewayFailure.Kind) -> Int {
-        switch kind {
-        case .invalidImage: 400
-        case .unauthenticated: 401
-        case .forbidden: 403
-        case .busy: 429
-        case .unavailable: 503
-        case .internal: 500
-        }
+    static func notFound(_ request: HTTPRequest) -> HTTPResponse {
+        Self.error(404, "The requested URL \(request.path) was not found on this server.")
+    }
+
+    static func methodNotAllowed(_ request: HTTPRequest, allowed: [String]) -> HTTPResponse {
+        Self.error(405, wrongMethod(request, allowed: allowed))
+    }
+
+    static func rejection(_ status: Int, _ message: String) -> HTTPResponse {
+        Self.error(status, message)
     }
 
     /// Google's answer to an unknown or revoked API key: 400 INVALID_ARGUMENT (not 401) with the
     /// `google.rpc.ErrorInfo` detail whose `reason` client libraries look at.
-    public static let invalidKey: HTTPResponse = {
-        struct Body: Encodable {
-            struct Inner: Encodable {
-                var code = 400
-                var message = APIKeyTokens.invalidKeyMessage
-                var status = "INVALID_ARGUMENT"
-                var details = [ErrorInfo()]
-            }
-            struct ErrorInfo: Encodable {
-                var type = "type.googleapis.com/google.rpc.ErrorInfo"
-                var reason = "API_KEY_INVALID"
-                var domain = "googleapis.com"
-                var metadata = ["service": "vision.googleapis.com"]
-                enum CodingKeys: String, CodingKey {
-                    case type = "@type"
-                    case reason, domain, metadata
-                }
-            }
-            var error = Inner()
-        }
-        return Gateway.json(400, Body())
-    }()
+    public static let invalidKey = error(400, APIKeyTokens.invalidKeyMessage, details: [ErrorInfo()])
 
-    /// Google's error body: `{"error":{"code":400,"message":"…","status":"INVALID_ARGUMENT"}}`.
+    /// `google.rpc.ErrorInfo`, the detail of ``invalidKey``.
+    struct ErrorInfo: Encodable {
+        var type = "type.googleapis.com/google.rpc.ErrorInfo"
+        var reason = "API_KEY_INVALID"
+        var domain = "googleapis.com"
+        var metadata = ["service": "vision.googleapis.com"]
+        enum CodingKeys: String, CodingKey {
+            case type = "@type"
+            case reason, domain, metadata
+        }
+    }
+
+    /// Google's error body: `{"error":{"code":400,"message":"…","status":"INVALID_ARGUMENT"}}`, the
+    /// status named as Google's front names it (``GRPCStatus/init(answering:)``).
     public static func error(_ status: Int, _ message: String) -> HTTPResponse {
+        error(status, message, details: nil)
+    }
+
+    static func error(_ status: Int, _ message: String, details: [ErrorInfo]?) -> HTTPResponse {
         struct Body: Encodable {
             struct Inner: Encodable {
                 var code: Int
                 var message: String
                 var status: String
+                var details: [ErrorInfo]?
             }
             var error: Inner
         }
-        return Gateway.json(status, Body(error: .init(code: status, message: message, status: statusName(status))))
+        return Gateway.json(status, Body(error: .init(code: status, message: message, status: GRPCStatus(answering: status).name, details: details)))
     }
 }

@@ -23,70 +23,32 @@ extension CloudVisionAPI {
         var pages: [Int]?
     }
 
-    struct BatchFileRequest: Decodable {
-        var requests: [FileRequest]?
-    }
-
     /// The file types Google reads there.
     static let fileTypes: Set<String> = ["application/pdf", "image/tiff", "image/gif"]
     /// Google reads at most this many pages of one file per call, and the first ones when none are named.
     static let pagesPerFile = 5
 
-    static func addFiles(to router: inout HTTPRouter, recognize: @escaping Recognizer) {
-        router.post("/v1/files:annotate") { request, _ in annotateFiles(request, recognize: recognize) }
+    /// One file to read.
+    struct FileCall {
+        var call: OCRCall
+        var feature: CloudVision.Feature
+        var mimeType: String?
     }
 
-    static func annotateFiles(_ request: HTTPRequest, recognize: Recognizer) -> HTTPResponse {
-        let batch: BatchFileRequest
-        do {
-            batch = try JSONDecoder().decode(BatchFileRequest.self, from: Data(request.body))
-        } catch {
-            return Self.error(400, "Invalid JSON payload received. \(describe(error))")
-        }
-        let requests = batch.requests ?? []
-        guard !requests.isEmpty else {
-            return Self.error(400, "No requests were specified: send {\"requests\":[{\"inputConfig\":{\"content\":…,\"mimeType\":\"application/pdf\"},\"features\":[…]}]}.")
-        }
+    static func annotateFiles(_ request: HTTPRequest, recognize: OCRCaller) -> HTTPResponse {
         let credential = Credential.google(request)
-        var calls: [(call: OCRCall, feature: CloudVision.Feature, mimeType: String?)] = []
-        for (index, file) in requests.enumerated() {
-            let field = "requests[\(index)]"
-            let types = (file.features ?? []).compactMap(\.type)
-            guard !types.isEmpty else {
-                return Self.error(400, "No feature is specified in \(field).features: use TEXT_DETECTION or DOCUMENT_TEXT_DETECTION.")
-            }
-            let known = types.compactMap(CloudVision.Feature.init(rawValue:))
-            guard let feature = known.contains(.documentTextDetection) ? .documentTextDetection : known.first else {
-                return Self.error(400, "\(field).features: this server reads text only (TEXT_DETECTION, DOCUMENT_TEXT_DETECTION), not \(types.joined(separator: ", ")).")
-            }
-            let mimeType = file.inputConfig?.mimeType
-            if let mimeType, !fileTypes.contains(mimeType) {
-                return Self.error(400, "\(field).inputConfig.mimeType '\(mimeType)' is not supported: application/pdf, image/tiff or image/gif.")
-            }
-            guard let content = file.inputConfig?.content, !content.isEmpty else {
-                let what = file.inputConfig?.gcsSource != nil ? "\(field).inputConfig.gcsSource is not read by this server" : "\(field).inputConfig.content is empty"
-                return Self.error(400, "\(what): send the file's bytes in \(field).inputConfig.content (base64).")
-            }
-            guard let bytes = decodeBase64(content) else {
-                return Self.error(400, "Invalid value at '\(field).inputConfig.content' (TYPE_BYTES), Base64 decoding failed.")
-            }
-            let pages = file.pages ?? []
-            guard pages.count <= pagesPerFile else {
-                return Self.error(400, "\(field).pages: at most \(pagesPerFile) pages of a file are read per call; \(pages.count) were asked for.")
-            }
-            if pages.contains(0) {
-                return Self.error(400, "\(field).pages: pages start from 1 (or -1 from the end); there is no page 0.")
-            }
-            var call = OCRCall(image: bytes, mode: feature.mode, languages: file.imageContext?.languageHints, credential: credential,
-                               pages: pages.isEmpty ? nil : pages)
-            if pages.isEmpty { call.pageLimit = pagesPerFile }
-            calls.append((call, feature, mimeType))
+        let calls: [FileCall]
+        switch Self.calls(request, example: #"{"requests":[{"inputConfig":{"content":…,"mimeType":"application/pdf"},"features":[…]}]}"#, { (file: FileRequest, field) in
+            fileCall(file, field: field, credential: credential)
+        }) {
+        case .success(let made): calls = made
+        case .failure(let refusal): return Self.error(refusal.status, refusal.message)
         }
         var responses: [CloudVision.FileResponse] = []
-        for (call, feature, mimeType) in calls {
-            switch recognize(call) {
+        for file in calls {
+            switch recognize(file.call) {
             case .success(let result):
-                responses.append(CloudVision.fileResponse(result, feature: feature, mimeType: mimeType))
+                responses.append(CloudVision.fileResponse(result, feature: file.feature, mimeType: file.mimeType))
             case .failure(let failure):
                 switch itemFailure(failure) {
                 case .wholeCall(let response): return response
@@ -95,5 +57,38 @@ extension CloudVisionAPI {
             }
         }
         return Gateway.json(200, CloudVision.BatchFileResponse(responses: responses))
+    }
+
+    /// The `ocr` call for one `AnnotateFileRequest`, or why there is none.
+    static func fileCall(_ file: FileRequest, field: String, credential: Credential) -> Result<FileCall, Refusal> {
+        let feature: CloudVision.Feature
+        switch Self.feature(file.features ?? [], field: field) {
+        case .success(let found): feature = found
+        case .failure(let refusal): return .failure(refusal)
+        }
+        let mimeType = file.inputConfig?.mimeType
+        if let mimeType, !fileTypes.contains(mimeType) {
+            return .failure(Refusal(status: 400, message: "\(field).inputConfig.mimeType '\(mimeType)' is not supported: application/pdf, image/tiff or image/gif."))
+        }
+        guard let content = file.inputConfig?.content, !content.isEmpty else {
+            let what = file.inputConfig?.gcsSource != nil ? "\(field).inputConfig.gcsSource is not read by this server" : "\(field).inputConfig.content is empty"
+            return .failure(Refusal(status: 400, message: "\(what): send the file's bytes in \(field).inputConfig.content (base64)."))
+        }
+        let bytes: [UInt8]
+        switch Self.bytes(content, field: "\(field).inputConfig.content") {
+        case .success(let decoded): bytes = decoded
+        case .failure(let refusal): return .failure(refusal)
+        }
+        let pages = file.pages ?? []
+        guard pages.count <= pagesPerFile else {
+            return .failure(Refusal(status: 400, message: "\(field).pages: at most \(pagesPerFile) pages of a file are read per call; \(pages.count) were asked for."))
+        }
+        if pages.contains(0) {
+            return .failure(Refusal(status: 400, message: "\(field).pages: pages start from 1 (or -1 from the end); there is no page 0."))
+        }
+        var call = OCRCall(image: bytes, mode: feature.mode, languages: file.imageContext?.languageHints, credential: credential,
+                           pages: pages.isEmpty ? nil : pages)
+        if pages.isEmpty { call.pageLimit = pagesPerFile }
+        return .success(FileCall(call: call, feature: feature, mimeType: mimeType))
     }
 }

@@ -104,8 +104,9 @@ public struct GatewayFailure: Error, Sendable, Equatable {
     }
 }
 
-/// Reads one image: the gateway's only way to the workers (through the broker, in production).
-public typealias Recognizer = @Sendable (OCRCall) -> Result<OCRResult, GatewayFailure>
+/// Sends one image to the broker's `ocr` service and waits for its reading: the gateway's only way to
+/// the workers (through the broker, in production; a stand-in in tests).
+public typealias OCRCaller = @Sendable (OCRCall) -> Result<OCRResult, GatewayFailure>
 
 /// Where the bytes of an image URL a client gave come from (``ImageFetcher/source``). The routes ask
 /// ``refusal`` while they check the request (no network), and ``fetch`` when they read that image.
@@ -174,26 +175,23 @@ public final class Gateway: Sendable {
                                        connectionMemoryBytes: 64 * 1024, tls: tls)
     }
 
-    /// Every route the gateway answers; what matches none gets a 404 or 405 in the shape of the API
-    /// its path belongs to (``APIFamily``): Azure's under `/vision/` and `/computervision/`, OAuth's for the token endpoint, Google's elsewhere.
-    /// Image URLs go to `fetch` (by default: refused, no allow-list).
-    public static func router(recognize: @escaping Recognizer, jobs: JobBackend = .none, tokens: TokenBackend = .none, https: Bool = false,
-                              fetch: ImageSource = .none) -> HTTPRouter {
-        var router = HTTPRouter()
-        OAuthTokenEndpoint.add(to: &router, tokens: tokens)
-        CloudVisionAPI.add(to: &router, recognize: recognize, fetch: fetch)
-        CloudVisionAPI.addFiles(to: &router, recognize: recognize)
-        FirebaseCallable.add(to: &router, recognize: recognize, fetch: fetch)
-        AzureAPI.add(to: &router, jobs: jobs, https: https, fetch: fetch)
-        ImageAnalysisAPI.add(to: &router, recognize: recognize, fetch: fetch)
-        router.notFound = { APIFamily(path: $0.path).notFound($0) }
-        router.methodNotAllowed = { APIFamily(path: $0.path).methodNotAllowed($0, allowed: $1) }
-        return router
-    }
+    /// The API families the gateway answers (``APIDialect``), their routes added in this order. A path
+    /// no route has, outside every family's prefix, gets the first's (Cloud Vision's) 404.
+    static let families: [any APIDialect.Type] = [CloudVisionAPI.self, OAuthTokenEndpoint.self, FirebaseCallable.self, AzureAPI.self,
+                                                  ImageAnalysisAPI.self]
 
-    /// The server's own refusals (400, 413, 431) in the error shape of the API the request's path belongs to.
-    public static func rejection(_ status: Int, _ message: String, _ head: HTTPRequest) -> HTTPResponse {
-        APIFamily(path: head.path).rejection(status, message)
+    /// Every route the gateway answers, each family's refusing in its own shape (``APIDialect``); the
+    /// router's ``HTTPRouter/rejection(_:_:_:)`` is the server's. Image URLs go to `fetch` (by default:
+    /// refused, no allow-list).
+    public static func router(recognize: @escaping OCRCaller, jobs: JobBackend = .none, tokens: TokenBackend = .none, https: Bool = false,
+                              fetch: ImageSource = .none) -> HTTPRouter {
+        let services = GatewayServices(ocr: recognize, jobs: jobs, tokens: tokens, https: https, fetch: fetch)
+        var router = HTTPRouter()
+        for family in families {
+            router.group(family.refusals, prefix: family.prefix) { family.addRoutes(to: &$0, services) }
+        }
+        router.refusals = families[0].refusals
+        return router
     }
 
     /// Serves until ``stop()``; `onListening` is told the bound port.
@@ -202,39 +200,32 @@ public final class Gateway: Sendable {
             throw HTTPServerError(.invalidAddress, "expected [HOST]:PORT such as :8080", address: listen)
         }
         let client = try QuireClient(configuration: self.client)
-        defer { Self.blocking { await client.close() } }
+        defer { _ = blockingAwait { await client.close() } }
         let logger = self.logger
         let fetcher = self.fetcher
         let tokens = TokenBackend.broker(client)
         let keys = APIKeyTokens(backend: tokens, cacheSeconds: apiKeyCacheSeconds)
-        let recognize: Recognizer = { call in
+        let recognize: OCRCaller = { call in
             var call = call
             switch keys.token(for: call.credential) {
             case .success(let token): (call.token, call.apiKey) = (token, nil)
             case .failure(let failure): return .failure(failure)
             }
             let request = call
-            return Self.blocking {
-                do {
-                    let reply = try await client.request(service: "ocr", body: [request.requestFrame, request.image])
-                    let frame = reply.first ?? []
-                    if let error = WireError(jsonFrame: frame) { return .failure(GatewayFailure(error)) }
-                    guard let result = try? JSONDecoder().decode(OCRResult.self, from: Data(frame)) else {
-                        return .failure(GatewayFailure(.internal, "the worker's reply is not an OCR result"))
-                    }
-                    return .success(result)
-                } catch let error as ClientError {
-                    return .failure(GatewayFailure(error))
-                } catch {
-                    return .failure(GatewayFailure(.internal, String(describing: error)))
+            return blockingAwait { () async throws -> Result<OCRResult, GatewayFailure> in
+                let reply = try await client.request(service: "ocr", body: [request.requestFrame, request.image])
+                let frame = reply.first ?? []
+                if let error = WireError(jsonFrame: frame) { return .failure(GatewayFailure(error)) }
+                guard let result = try? JSONDecoder().decode(OCRResult.self, from: Data(frame)) else {
+                    return .failure(GatewayFailure(.internal, "the worker's reply is not an OCR result"))
                 }
-            }
+                return .success(result)
+            }.mapError(JobBackend.failure).flatMap { $0 }
         }
+        let router = Self.router(recognize: recognize, jobs: .titanic(client, keys: keys), tokens: tokens, https: tls != nil, fetch: fetcher.source)
         let server = try HTTPServer(configuration: Self.serverConfiguration(listen: address, tls: tls, requestTimeout: requestTimeout),
                                     log: { logger.debug("http", metadata: ["detail": $0]) },
-                                    rejection: Self.rejection,
-                                    handler: Self.router(recognize: recognize, jobs: .titanic(client, keys: keys), tokens: tokens,
-                                                        https: tls != nil, fetch: fetcher.source).handler)
+                                    rejection: router.rejection, handler: router.handler)
         logger.notice("gateway listening", metadata: ["listen": listen, "port": String(server.port), "broker": self.client.broker,
                                                       "tls": tls == nil ? "off" : "on",
                                                       "fetch": fetcher.allow.isEmpty ? "off" : fetcher.allow.prefixes.map(\.description).joined(separator: ",")])
@@ -244,20 +235,6 @@ public final class Gateway: Sendable {
         logger.notice("gateway stopped")
     }
 
-    /// Runs `work` on the cooperative pool and waits for it on this (libmicrohttpd's) thread.
-    static func blocking<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
-        let box = Mutex<T?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            let value = await work()
-            box.withLock { $0 = value }
-            done.signal()
-        }
-        done.wait()
-        // The task stored a value before it signalled.
-        return box.withLock { $0 }!
-    }
-
     /// The token of `Authorization: Bearer TOKEN`, nil without one.
     static func bearerToken(_ request: HTTPRequest) -> String? {
         guard let value = request.headers["Authorization"] else { return nil }
@@ -265,6 +242,11 @@ public final class Gateway: Sendable {
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
         let token = parts[1].trimmingCharacters(in: .whitespaces)
         return token.isEmpty ? nil : token
+    }
+
+    /// The media type of `Content-Type`, lower-cased, its parameters (`; charset=…`) dropped; empty without one.
+    static func mediaType(_ request: HTTPRequest) -> String {
+        (request.headers["Content-Type"] ?? "").lowercased().split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
     }
 
     /// JSON as Google's and Firebase's servers write it.

@@ -15,17 +15,19 @@ import QuireWire
 /// refusals of the key or token and throttling are the API Management front's `{"error":{"code":"401","message"}}`.
 /// `Ocp-Apim-Subscription-Key` (what `AzureKeyCredential` sends) is an API key, exchanged for a token
 /// as on the Read routes (``APIKeyTokens``); `Authorization: Bearer` goes to the broker.
-public enum ImageAnalysisAPI {
+public enum ImageAnalysisAPI: UploadDialect {
+    static var prefix: String? { "/computervision/" }
+
     /// The `api-version`s answered (both define the same `ImageAnalysisResult` for `read`).
     public static let apiVersions = ["2023-10-01", "2024-02-01"]
     /// Every visual feature of the 4.0 API; only `read` is served.
     static let features = ["tags", "caption", "densecaptions", "objects", "read", "smartcrops", "people"]
 
-    static func add(to router: inout HTTPRouter, recognize: @escaping Recognizer, fetch: ImageSource) {
-        router.post("/computervision/imageanalysis:analyze") { request, _ in analyze(request, recognize: recognize, fetch: fetch) }
+    static func addRoutes(to router: inout HTTPRouter, _ services: GatewayServices) {
+        router.post("/computervision/imageanalysis:analyze") { request, _ in analyze(request, recognize: services.ocr, fetch: services.fetch) }
     }
 
-    static func analyze(_ request: HTTPRequest, recognize: Recognizer, fetch: ImageSource) -> HTTPResponse {
+    static func analyze(_ request: HTTPRequest, recognize: OCRCaller, fetch: ImageSource) -> HTTPResponse {
         guard let version = request.query("api-version"), !version.isEmpty else {
             return invalid("BadArgument", "The api-version query parameter is required: use \(apiVersions.joined(separator: " or ")).")
         }
@@ -60,7 +62,7 @@ public enum ImageAnalysisAPI {
             response.headers.set("apim-request-id", UUID().uuidString.lowercased())
             return response
         case .failure(let failure):
-            return error(failure)
+            return Self.failure(failure)
         }
     }
 
@@ -77,16 +79,30 @@ public enum ImageAnalysisAPI {
         }
     }
 
-    static func error(_ failure: GatewayFailure) -> HTTPResponse {
+    /// Bad input as the service answers it; refused keys, tokens and throttling as the API Management
+    /// front does (the status as the code, no `innererror`).
+    static func failure(_ failure: GatewayFailure) -> HTTPResponse {
         if failure.isInvalidAPIKey { return invalidKey }
-        return switch failure.kind {
-        case .invalidImage: invalid("InvalidImageFormat", failure.message)
-        case .unauthenticated: error(401, "401", failure.message)
-        case .forbidden: error(403, "403", failure.message)
-        case .busy: error(429, "429", failure.message)
-        case .unavailable: error(503, "ServiceUnavailable", failure.message)
-        case .internal: error(500, "InternalServerError", failure.message, inner: "InternalServerError")
+        let (code, inner): (String, String?) = switch failure.kind {
+        case .invalidImage: ("InvalidRequest", "InvalidImageFormat")
+        case .unauthenticated, .forbidden, .busy: (String(failure.kind.httpStatus), nil)
+        case .unavailable: ("ServiceUnavailable", nil)
+        case .internal: ("InternalServerError", "InternalServerError")
         }
+        return error(failure.kind.httpStatus, code, failure.message, inner: inner)
+    }
+
+    /// The API Management front's answer to a path it does not know.
+    static func notFound(_ request: HTTPRequest) -> HTTPResponse {
+        error(404, "404", "Resource not found: \(request.path).")
+    }
+
+    static func methodNotAllowed(_ request: HTTPRequest, allowed: [String]) -> HTTPResponse {
+        error(405, "405", wrongMethod(request, allowed: allowed))
+    }
+
+    static func rejection(_ status: Int, _ message: String) -> HTTPResponse {
+        error(status, "InvalidRequest", message, inner: status == 413 ? "InvalidImageSize" : "BadArgument")
     }
 
     /// An unknown or revoked `Ocp-Apim-Subscription-Key`: the API Management front's 401, as on the Read routes.
@@ -101,21 +117,9 @@ public enum ImageAnalysisAPI {
         error(400, "InvalidRequest", message, inner: inner)
     }
 
-    /// Azure Core's error body, `innererror` only when there is a more specific code.
+    /// Azure Core's error body (``AzureAPI/error(_:_:_:inner:)``), with the code also in `x-ms-error-code`.
     public static func error(_ status: Int, _ code: String, _ message: String, inner: String? = nil) -> HTTPResponse {
-        struct Body: Encodable {
-            struct Inner: Encodable {
-                var code: String
-                var message: String
-            }
-            struct Outer: Encodable {
-                var code: String
-                var message: String
-                var innererror: Inner?
-            }
-            var error: Outer
-        }
-        var response = Gateway.json(status, Body(error: .init(code: code, message: message, innererror: inner.map { .init(code: $0, message: message) })))
+        var response = AzureAPI.error(status, code, message, inner: inner)
         response.headers.set("x-ms-error-code", code)
         return response
     }

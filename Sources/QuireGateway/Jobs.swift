@@ -1,9 +1,10 @@
 import Foundation
 import QuireClient
+import QuireSupport
 import QuireWire
 
-/// A durable job's state as the async APIs report it.
-public struct JobState: Sendable, Equatable {
+/// A durable job as one poll found it, for the async APIs to report.
+public struct JobSnapshot: Sendable, Equatable {
     public enum Phase: Sendable, Equatable { case queued, running, succeeded, failed }
     public var phase: Phase
     public var created: Date
@@ -28,10 +29,10 @@ public struct JobBackend: Sendable {
     /// Submits one image; the job id (32 hex digits).
     public var submit: @Sendable (OCRCall) -> Result<String, GatewayFailure>
     /// The job's state; nil when the broker knows no such job.
-    public var poll: @Sendable (_ id: String, _ credential: Credential) -> Result<JobState?, GatewayFailure>
+    public var poll: @Sendable (_ id: String, _ credential: Credential) -> Result<JobSnapshot?, GatewayFailure>
 
     public init(submit: @escaping @Sendable (OCRCall) -> Result<String, GatewayFailure>,
-                poll: @escaping @Sendable (_ id: String, _ credential: Credential) -> Result<JobState?, GatewayFailure>) {
+                poll: @escaping @Sendable (_ id: String, _ credential: Credential) -> Result<JobSnapshot?, GatewayFailure>) {
         self.submit = submit
         self.poll = poll
     }
@@ -52,7 +53,7 @@ public struct JobBackend: Sendable {
                 }
             }
             let submitted = call
-            return Gateway.blocking {
+            return blockingAwait {
                 let call = submitted
                 do {
                     // The client resends after a timeout (Lazy Pirate); the key makes a resend the same job.
@@ -72,7 +73,7 @@ public struct JobBackend: Sendable {
                 } catch {
                     return .failure(failure(error))
                 }
-            }
+            }.mapError(failure).flatMap { $0 }
         }, poll: { id, credential in
             let token: String?
             switch keys?.token(for: credential) ?? .success(credential.token) {
@@ -83,7 +84,7 @@ public struct JobBackend: Sendable {
             var body = [Array(id.lowercased().utf8)]
             if let token, let envelope = try? JSONSerialization.data(withJSONObject: ["token": token]) { body.append(Array(envelope)) }
             let request = body
-            return Gateway.blocking {
+            return blockingAwait {
                 do {
                     let status: JobStatus
                     switch reply(try await client.request(service: Titanic.status, body: request)) {
@@ -100,33 +101,33 @@ public struct JobBackend: Sendable {
                     let updated = date(status.updatedAt)
                     switch status.state {
                     case "queued":
-                        return .success(JobState(phase: .queued, created: created, updated: updated))
+                        return .success(JobSnapshot(phase: .queued, created: created, updated: updated))
                     case "running":
-                        return .success(JobState(phase: .running, created: created, updated: updated))
+                        return .success(JobSnapshot(phase: .running, created: created, updated: updated))
                     case "done":
                         switch reply(try await client.request(service: Titanic.reply, body: request)) {
                         case .success(let rest):
                             let frame = rest.first ?? []
                             if let error = WireError(jsonFrame: frame) {
-                                return .success(JobState(phase: .failed, created: created, updated: updated, error: error.message))
+                                return .success(JobSnapshot(phase: .failed, created: created, updated: updated, error: error.message))
                             }
                             guard let result = try? JSONDecoder().decode(OCRResult.self, from: Data(frame)) else {
                                 return .failure(GatewayFailure(.internal, "the job's result is not an OCR result"))
                             }
-                            return .success(JobState(phase: .succeeded, created: created, updated: updated, result: result))
+                            return .success(JobSnapshot(phase: .succeeded, created: created, updated: updated, result: result))
                         case .failure(let refusal):
-                            if refusal.code == .pending { return .success(JobState(phase: .running, created: created, updated: updated)) }
+                            if refusal.code == .pending { return .success(JobSnapshot(phase: .running, created: created, updated: updated)) }
                             if refusal.isUnknownJob { return .success(nil) }
                             return .failure(refusal.failure)
                         }
                     default:
-                        return .success(JobState(phase: .failed, created: created, updated: updated,
+                        return .success(JobSnapshot(phase: .failed, created: created, updated: updated,
                                                  error: status.error?.message ?? "the job is \(status.state)"))
                     }
                 } catch {
                     return .failure(failure(error))
                 }
-            }
+            }.mapError(failure).flatMap { $0 }
         })
     }
 

@@ -19,24 +19,35 @@ import QuireWire
 /// - Failures that are not the client's (no token worker, broker busy or gone) are 503
 ///   `temporarily_unavailable` and 500 `server_error` (RFC 6749 §4.1.2.1's codes, in the OAuth
 ///   Extensions Error Registry).
-public enum OAuthTokenEndpoint {
+public enum OAuthTokenEndpoint: APIDialect {
     static let paths = ["/oauth2/token", "/{tenant}/oauth2/token"]
     /// A token request is a few hundred bytes; more is refused before it is parsed.
     public static let maxBodyBytes = 8 * 1024
     static let realm = "quire"
 
-    static func add(to router: inout HTTPRouter, tokens: TokenBackend) {
+    static func addRoutes(to router: inout HTTPRouter, _ services: GatewayServices) {
         for path in paths {
-            router.post(path) { request, _ in respond(to: request, tokens: tokens) }
-            // §3.2: "The client MUST use the HTTP POST method"; answered in OAuth's shape, not Google's.
-            for method in ["GET", "PUT", "DELETE", "PATCH", "OPTIONS"] {
-                router.add(method, path) { request, _ in
-                    var response = error(405, "invalid_request", "the token endpoint takes POST, not \(request.method)")
-                    response.headers.set("Allow", "POST")
-                    return response
-                }
-            }
+            router.post(path) { request, _ in respond(to: request, tokens: services.tokens) }
         }
+    }
+
+    /// §3.2: "The client MUST use the HTTP POST method".
+    static func methodNotAllowed(_ request: HTTPRequest, allowed: [String]) -> HTTPResponse {
+        error(405, "invalid_request", "the token endpoint takes POST, not \(request.method)")
+    }
+
+    /// The endpoint has no path of its own (`/{tenant}/oauth2/token`): this is its word for one that is not there.
+    static func notFound(_ request: HTTPRequest) -> HTTPResponse {
+        error(404, "invalid_request", "no token endpoint at \(request.path)")
+    }
+
+    static func rejection(_ status: Int, _ message: String) -> HTTPResponse {
+        error(status, "invalid_request", message)
+    }
+
+    /// A failure on the way to the token worker that is not its answer (§4.1.2.1's codes).
+    static func failure(_ failure: GatewayFailure) -> HTTPResponse {
+        response(refusal(.transport(failure), basic: false))
     }
 
     /// How the client authenticated.
@@ -82,7 +93,7 @@ public enum OAuthTokenEndpoint {
         guard request.body.count <= maxBodyBytes else {
             return .failure(Refusal(status: 413, error: "invalid_request", description: "the body is larger than \(maxBodyBytes / 1024) KiB"))
         }
-        let type = (request.headers["Content-Type"] ?? "").split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        let type = Gateway.mediaType(request)
         guard type == "application/x-www-form-urlencoded" else {
             return .failure(Refusal(status: 400, error: "invalid_request",
                                     description: "the body must be application/x-www-form-urlencoded, not '\(type.isEmpty ? "nothing" : type)'"))

@@ -46,7 +46,7 @@ public struct TokenBackend: Sendable {
             let state = known.withLock { $0 }
             if let until = state.absentUntil, now < until { return .failure(.noTokenWorker) }
             let frame = grant.jsonFrame
-            return Gateway.blocking { () async -> Result<TokenResponse, TokenFailure> in
+            return blockingAwait { () async -> Result<TokenResponse, TokenFailure> in
                 do {
                     if !(state.presentUntil.map { now < $0 } ?? false) {
                         switch try await client.availability(of: ReservedService.authToken, timeout: probeTimeout) {
@@ -80,7 +80,7 @@ public struct TokenBackend: Sendable {
                 } catch {
                     return .failure(.transport(GatewayFailure(.internal, String(describing: error))))
                 }
-            }
+            }.mapError { .transport(JobBackend.failure($0)) }.flatMap { $0 }
         }
     }
 }

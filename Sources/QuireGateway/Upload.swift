@@ -15,14 +15,19 @@ enum UploadProblem: Error {
     case empty
 }
 
+/// A family whose calls upload the file (``Upload``), as Azure's do: it says the problems in its own words.
+protocol UploadDialect: APIDialect {
+    /// An upload refused.
+    static func refusal(_ problem: UploadProblem) -> HTTPResponse
+}
+
 /// How the Azure APIs take a file: the body itself, of the media types the API accepts, or JSON
 /// `{"url": …}` fetched from the allow-list (``FetchAllowList``), before the call is accepted, so that the
 /// client hears at once why a URL gives no file. Each API says the problems in its own words
-/// (``AzureAPI/refusal(_:)``, ``ImageAnalysisAPI/refusal(_:)``).
+/// (``UploadDialect/refusal(_:)``).
 enum Upload {
     static func read(_ request: HTTPRequest, fetch: ImageSource, accepts: (String) -> Bool) -> Result<[UInt8], UploadProblem> {
-        let type = (request.headers["Content-Type"] ?? "").lowercased().split(separator: ";").first
-            .map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        let type = Gateway.mediaType(request)
         if type == "application/json" {
             struct URLBody: Decodable { var url: String? }
             guard let body = try? JSONDecoder().decode(URLBody.self, from: Data(request.body)) else { return .failure(.unreadableJSON) }

@@ -114,7 +114,7 @@ struct GatewayRoutesTests {
 struct GatewayAzureTests {
     static let id = "0123456789abcdef0123456789abcdef"
 
-    func router(_ state: JobState?) -> HTTPRouter {
+    func router(_ state: JobSnapshot?) -> HTTPRouter {
         let jobs = JobBackend(submit: { _ in .success(Self.id) }, poll: { id, _ in .success(id == Self.id ? state : nil) })
         return Gateway.router(recognize: { _ in .failure(GatewayFailure(.internal, "unused")) }, jobs: jobs)
     }
@@ -134,7 +134,7 @@ struct GatewayAzureTests {
     @Test("the phases in each version's spelling; an unknown id is Azure's 404")
     func poll() throws {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
-        let r = router(JobState(phase: .queued, created: now, updated: now))
+        let r = router(JobSnapshot(phase: .queued, created: now, updated: now))
         let v3 = r.respond(to: HTTPRequest(method: "GET", path: "/vision/v3.2/read/analyzeResults/" + Self.id))
         #expect(String(decoding: v3.body, as: UTF8.self).contains(#""status":"notStarted""#))
         let v2 = r.respond(to: HTTPRequest(method: "GET", path: "/vision/v2.0/read/operations/" + Self.id))
@@ -226,7 +226,7 @@ struct GatewayImageAnalysisTests {
         #expect(String(decoding: callable.body, as: UTF8.self).contains(#""status":"INVALID_ARGUMENT""#))
         for (path, needle) in [("/v1/images:annotate", #""status":"INVALID_ARGUMENT""#), ("/annotateImage", #""status":"RESOURCE_EXHAUSTED""#),
                                ("/vision/v3.2/read/analyze", #""code":"InvalidImageSize""#), (Self.path, #""code":"InvalidImageSize""#)] {
-            let refused = Gateway.rejection(413, "too large", HTTPRequest(method: "POST", path: path))
+            let refused = r.rejection(413, "too large", HTTPRequest(method: "POST", path: path))
             #expect(refused.status == 413)
             #expect(String(decoding: refused.body, as: UTF8.self).contains(needle), "\(path)")
         }
