@@ -19,13 +19,8 @@ public struct TitanicClient: Sendable {
     /// job id once the broker has it on disk. `options` and `token` go into the body's first frame,
     /// which must then be a JSON object (`invalid_json` is thrown otherwise).
     public func submit(service: String, body: [[UInt8]], options: JobOptions = JobOptions(), token: String? = nil) async throws -> String {
-        var frames = body
-        if let first = frames.first {
-            frames[0] = try TitanicFrames.jobFrame(first, options: options, token: token)
-        } else if options != JobOptions() || token != nil {
-            throw WireError(.invalidJSON, "job options and tokens travel in the body's first frame, a JSON object; the body is empty")
-        }
-        return try TitanicFrames.jobID(try await client.request(service: Titanic.request, body: [Array(service.utf8)] + frames))
+        let request = try TitanicFrames.submission(service: service, body: body, options: options, token: token)
+        return try TitanicFrames.jobID(try await client.request(service: Titanic.request, body: request))
     }
 
     /// The job's state (`titanic.status`), with its progress while it runs.

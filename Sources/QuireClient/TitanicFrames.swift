@@ -57,6 +57,18 @@ public enum TitanicFrames {
         return Array(data)
     }
 
+    /// A `titanic.request` body: the target service, then `body` with the options and the token in its
+    /// first frame (``jobFrame(_:options:token:)``).
+    static func submission(service: String, body: [[UInt8]], options: JobOptions, token: String?) throws(WireError) -> [[UInt8]] {
+        var frames = [Array(service.utf8)] + body
+        if options == JobOptions(), token == nil { return frames }
+        guard body.count > 0 else {
+            throw WireError(.invalidJSON, "job options and tokens travel in the body's first frame, a JSON object; the body is empty")
+        }
+        frames[1] = try jobFrame(body[0], options: options, token: token)
+        return frames
+    }
+
     /// The JSON frame after a job id: the token and the long-poll wait, nil when there are neither.
     public static func envelope(token: String?, wait: Milliseconds?) -> [UInt8]? {
         struct Envelope: Encodable {
@@ -104,7 +116,7 @@ public enum TitanicFrames {
             return .pending
         case .failure(let refusal) where refusal.status == .unknown:
             if let error = refusal.error, endings.contains(String(refusal.statusText.dropFirst(4))) { return .ended(error) }
-            if refusal.error == nil || refusal.error?.code == .unknownJob { return .unknown(refusal.error) }
+            if refusal.isUnknownJob { return .unknown(refusal.error) }
             throw refusal   // refused for another reason (a token): not an answer about the job
         case .failure(let refusal):
             throw refusal
@@ -113,6 +125,11 @@ public enum TitanicFrames {
 
     /// The reasons after `400` of a job that ended without a result (its state).
     static let endings: Set<String> = ["dead", "expired", "cancelled"]
+}
+
+extension Titanic.Refusal {
+    /// `400` for an id the broker does not know (never submitted, closed, or its result expired).
+    public var isUnknownJob: Bool { status == .unknown && (error == nil || error?.code == .unknownJob) }
 }
 
 extension OCRResult {
