@@ -77,6 +77,9 @@ public final class QuireClient: Sendable {
             try await withCheckedThrowingContinuation { continuation in
                 if !enqueue(.submit(Submission(request: request, continuation: continuation, onPartial: onPartial))) {
                     continuation.resume(throwing: ClientError(.closed, "the client is closed"))
+                } else if Task.isCancelled {
+                    // Cancelled before the submission was queued: that cancel found nothing to cancel.
+                    enqueue(.cancel(id))
                 }
             }
         } onCancel: {
