@@ -120,6 +120,7 @@ let package = Package(
         .testTarget(name: "QuireHTTPTests", dependencies: ["QuireHTTP", "QuireTestSupport"]),
         .testTarget(name: "QuireGatewayTests", dependencies: ["QuireGateway", "QuireHTTP", "QuireWire"]),
         .testTarget(name: "QuireWireTests", dependencies: ["QuireWire", "QuireTestSupport"]),
+        .testTarget(name: "QuireClientTests", dependencies: ["QuireClient", "QuireWire", "QuireSupport", "QuireStack", "QuireBroker", "QuireWorker", "ZeroMQ"]),
         .testTarget(name: "QuireBrokerTests", dependencies: ["QuireBroker", "QuireWire", "QuireStats", "QuireJWT", "QuireTokens", "ZeroMQ", "QuireSupport", "QuireTestSupport"]),
         .testTarget(name: "QuireStatsTests", dependencies: ["QuireStats", "QuireMonitor", "QuireSupport", "QuireWire", "QuireHTTP"]),
         .testTarget(name: "QuireTokensTests", dependencies: ["QuireTokens", "QuireJWT", "QuireWire", "QuireSupport"]),

@@ -144,7 +144,7 @@ public final class JobsBenchmark: Sendable {
             z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
             return UInt8(truncatingIfNeeded: z ^ (z >> 31))
         }
-        let body: [[UInt8]] = [Array((options.drain ? "echo" : "bench.sink").utf8), payload]
+        let target = options.drain ? "echo" : "bench.sink"
         let submits = options.submits
         let inFlight = options.inFlight
 
@@ -158,10 +158,7 @@ public final class JobsBenchmark: Sendable {
                     let client = clients[index % clients.count]
                     group.addTask {
                         while tickets.take() < submits {
-                            let reply = try await client.request(service: Titanic.request, body: body)
-                            guard reply.first == Array("200".utf8), reply.count == 2 else {
-                                throw BenchError("a submission was refused: \(String(decoding: reply.first ?? [], as: UTF8.self)) \(reply.count > 1 ? String(decoding: reply[1], as: UTF8.self) : "")")
-                            }
+                            _ = try await Self.submit(payload, to: target, through: client)
                             _ = answered.take()
                         }
                     }
@@ -179,15 +176,15 @@ public final class JobsBenchmark: Sendable {
         rig.clients += latencyClients
         let latencyClient = latencyClients[0]
         let latencyJobs = options.latencyJobs
-        let small: [[UInt8]] = [Array("echo".utf8), payload]
         let (submitSamples, resultSamples) = try awaitBlocking("the latency run", timeout: options.phaseTimeout) {
             // The backlog from the first run must drain first, or it would be measured too.
             var idle = false
             while !idle {
-                let probe = try await latencyClient.request(service: Titanic.request, body: small)
-                let id = probe.count > 1 ? probe[1] : []
-                let reply = try await latencyClient.request(service: Titanic.reply, body: [id, Array(#"{"waitMs":60000}"#.utf8)])
-                idle = reply.first == Array("200".utf8)
+                let probe = try await Self.submit(payload, to: "echo", through: latencyClient)
+                switch try await latencyClient.jobs.result(of: probe, wait: 60_000) {
+                case .done, .failed: idle = true
+                case .pending, .unknown, .ended: break
+                }
             }
             var submitTimes: [UInt64] = []
             var resultTimes: [UInt64] = []
@@ -195,11 +192,11 @@ public final class JobsBenchmark: Sendable {
                 // Each job to the next broker; its result asked of the broker it went to.
                 let latencyClient = latencyClients[index % latencyClients.count]
                 let start = Instant.now()
-                let accepted = try await latencyClient.request(service: Titanic.request, body: small)
+                let id = try await Self.submit(payload, to: "echo", through: latencyClient)
                 let submitted = Instant.now()
-                guard accepted.first == Array("200".utf8), accepted.count == 2 else { throw BenchError("a submission was refused") }
-                let reply = try await latencyClient.request(service: Titanic.reply, body: [accepted[1], Array(#"{"waitMs":20000}"#.utf8)])
-                guard reply.first == Array("200".utf8), reply.last == payload else { throw BenchError("a job's result is not its echo") }
+                guard case .done(let reply) = try await latencyClient.jobs.result(of: id, wait: 20_000), reply.last == payload else {
+                    throw BenchError("a job's result is not its echo")
+                }
                 submitTimes.append(submitted.nanoseconds - start.nanoseconds)
                 resultTimes.append(Instant.now().nanoseconds - start.nanoseconds)
             }
@@ -219,5 +216,14 @@ public final class JobsBenchmark: Sendable {
             submitP50Microseconds: submitLatency.p50.rounded(), submitP99Microseconds: submitLatency.p99.rounded(),
             latencyJobs: resultSamples.count, resultP50Microseconds: resultLatency.p50.rounded(),
             resultP90Microseconds: resultLatency.p90.rounded(), resultP99Microseconds: resultLatency.p99.rounded(), storeBytes: storeBytes)
+    }
+
+    /// One durable job of `payload` for `service`: its id; a refusal ends the run.
+    private static func submit(_ payload: [UInt8], to service: String, through client: QuireClient) async throws -> String {
+        do {
+            return try await client.jobs.submit(service: service, body: [payload])
+        } catch let refusal as Titanic.Refusal {
+            throw BenchError("a submission was refused: \(refusal.statusText) \(refusal)")
+        }
     }
 }

@@ -3,7 +3,7 @@ import QuireClient
 import QuireSupport
 import QuireWire
 
-/// A durable job as one poll found it, for the async APIs to report.
+/// A durable job's state as the async APIs report it.
 public struct JobSnapshot: Sendable, Equatable {
     public enum Phase: Sendable, Equatable { case queued, running, succeeded, failed }
     public var phase: Phase
@@ -44,7 +44,8 @@ public struct JobBackend: Sendable {
     /// Jobs through `client`'s broker (`titanic.request`, `titanic.status`, `titanic.reply`); API keys
     /// are exchanged for tokens by `keys` first.
     public static func titanic(_ client: QuireClient, keys: APIKeyTokens? = nil) -> JobBackend {
-        JobBackend(submit: { call in
+        let jobs = client.jobs
+        return JobBackend(submit: { call in
             var call = call
             if let keys {
                 switch keys.token(for: call.credential) {
@@ -54,22 +55,13 @@ public struct JobBackend: Sendable {
             }
             let submitted = call
             return blockingAwait {
-                let call = submitted
                 do {
                     // The client resends after a timeout (Lazy Pirate); the key makes a resend the same job.
                     let job = JobOptions(idempotencyKey: "quire-gateway-" + UUID().uuidString.lowercased())
                     // A PDF's pages are read by every OCR worker at once (ocr.document), the status
                     // "running" until the last is done.
-                    let service = OCRServiceName.forJob(call.image)
-                    let frames = try await client.request(service: Titanic.request, body: [Array(service.utf8), call.requestFrame(job: job), call.image])
-                    switch reply(frames) {
-                    case .success(let rest):
-                        guard let id = rest.first.map({ String(decoding: $0, as: UTF8.self) }), Titanic.isJobID(id) else {
-                            return .failure(GatewayFailure(.internal, "titanic.request answered without a job id"))
-                        }
-                        return .success(id)
-                    case .failure(let refusal): return .failure(refusal.failure)
-                    }
+                    return .success(try await jobs.submit(service: OCRServiceName.forJob(submitted.image), body: [submitted.requestFrame, submitted.image],
+                                                          options: job))
                 } catch {
                     return .failure(failure(error))
                 }
@@ -81,22 +73,10 @@ public struct JobBackend: Sendable {
             case .failure(let failure): return .failure(failure)
             }
             guard Titanic.isJobID(id) else { return .success(nil) }
-            var body = [Array(id.lowercased().utf8)]
-            if let token, let envelope = try? JSONSerialization.data(withJSONObject: ["token": token]) { body.append(Array(envelope)) }
-            let request = body
+            let id = id.lowercased()
             return blockingAwait {
                 do {
-                    let status: JobStatus
-                    switch reply(try await client.request(service: Titanic.status, body: request)) {
-                    case .success(let rest):
-                        guard let frame = rest.first, let decoded = JobStatus(jsonFrame: frame) else {
-                            return .failure(GatewayFailure(.internal, "titanic.status answered without a status"))
-                        }
-                        status = decoded
-                    case .failure(let refusal):
-                        if refusal.isUnknownJob { return .success(nil) }
-                        return .failure(refusal.failure)
-                    }
+                    let status = try await jobs.status(of: id, token: token)
                     let created = date(status.createdAt)
                     let updated = date(status.updatedAt)
                     switch status.state {
@@ -105,25 +85,24 @@ public struct JobBackend: Sendable {
                     case "running":
                         return .success(JobSnapshot(phase: .running, created: created, updated: updated))
                     case "done":
-                        switch reply(try await client.request(service: Titanic.reply, body: request)) {
-                        case .success(let rest):
-                            let frame = rest.first ?? []
-                            if let error = WireError(jsonFrame: frame) {
-                                return .success(JobSnapshot(phase: .failed, created: created, updated: updated, error: error.message))
-                            }
-                            guard let result = try? JSONDecoder().decode(OCRResult.self, from: Data(frame)) else {
-                                return .failure(GatewayFailure(.internal, "the job's result is not an OCR result"))
-                            }
+                        switch try await jobs.ocrResult(of: id, token: token) {
+                        case .done(let result):
                             return .success(JobSnapshot(phase: .succeeded, created: created, updated: updated, result: result))
-                        case .failure(let refusal):
-                            if refusal.code == .pending { return .success(JobSnapshot(phase: .running, created: created, updated: updated)) }
-                            if refusal.isUnknownJob { return .success(nil) }
-                            return .failure(refusal.failure)
+                        case .failed(let error):
+                            return .success(JobSnapshot(phase: .failed, created: created, updated: updated, error: error.message))
+                        case .pending:
+                            return .success(JobSnapshot(phase: .running, created: created, updated: updated))
+                        case .unknown:
+                            return .success(nil)
+                        case .ended(let error):
+                            return .failure(GatewayFailure(error))
                         }
                     default:
                         return .success(JobSnapshot(phase: .failed, created: created, updated: updated,
                                                  error: status.error?.message ?? "the job is \(status.state)"))
                     }
+                } catch let refusal as Titanic.Refusal where refusal.isUnknownJob {
+                    return .success(nil)
                 } catch {
                     return .failure(failure(error))
                 }
@@ -131,19 +110,20 @@ public struct JobBackend: Sendable {
         })
     }
 
-    /// The frames after `200`, or the status and the failure it stands for.
-    static func reply(_ frames: [[UInt8]]) -> Result<[[UInt8]], TitanicRefusal> {
-        Titanic.outcome(of: frames).mapError { refusal in
-            let failure = refusal.error.map(GatewayFailure.init) ?? GatewayFailure(
-                refusal.status == .error ? .unavailable : .internal,
-                "the broker answered \(frames.isEmpty ? "nothing" : refusal.statusText)")
-            return TitanicRefusal(code: refusal.status, wire: refusal.error, failure: failure)
-        }
-    }
-
+    /// The failure a client error or the broker's refusal stands for.
     static func failure(_ error: any Error) -> GatewayFailure {
-        if let error = error as? ClientError { return GatewayFailure(error) }
-        return GatewayFailure(.internal, String(describing: error))
+        switch error {
+        case let error as ClientError:
+            return GatewayFailure(error)
+        case let refusal as Titanic.Refusal:
+            return refusal.error.map(GatewayFailure.init) ?? GatewayFailure(
+                refusal.status == .error ? .unavailable : .internal,
+                "the broker answered \(refusal.statusText.isEmpty ? "nothing" : refusal.statusText)")
+        case let error as WireError:
+            return GatewayFailure(error)
+        default:
+            return GatewayFailure(.internal, String(describing: error))
+        }
     }
 
     static func date(_ text: String) -> Date {
@@ -153,14 +133,4 @@ public struct JobBackend: Sendable {
         formatter.formatOptions = [.withInternetDateTime]
         return formatter.date(from: text) ?? Date()
     }
-}
-
-/// A Titanic status other than 200 with the failure it stands for.
-struct TitanicRefusal: Error {
-    var code: Titanic.Status?
-    var wire: WireError?
-    var failure: GatewayFailure
-
-    /// `400` for an id the broker does not know (never submitted, closed, or its result expired).
-    var isUnknownJob: Bool { wire?.code == .unknownJob || (code == .unknown && wire == nil) }
 }

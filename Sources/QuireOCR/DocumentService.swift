@@ -93,11 +93,13 @@ public enum DocumentService {
             }
             switch outcome {
             case .success(let frames):
-                guard plan.searchablePDF, let first = frames.first, let result = try? JSONDecoder().decode(OCRResult.self, from: Data(first)) else {
+                guard plan.searchablePDF, let first = frames.first, let result = OCRResult(replyFrame: first) else {
                     return frames
                 }
                 return try Outputs.replyFrames(result, pdf: (request.body[1], fontPath))
             case .failure(let error as WireError): throw error
+            case .failure(let refusal as Titanic.Refusal):
+                throw refusal.error ?? WireError(.internal, "the broker answered the document's page jobs \(refusal.statusText.isEmpty ? "nothing" : "'\(refusal.statusText)'")")
             case .failure(let error as ClientError):
                 throw error.remote ?? WireError(.serviceUnavailable, "the document's pages could not be sent through the broker: \(error)")
             case .failure(let error): throw WireError(.internal, "the document failed: \(error)")
@@ -111,43 +113,38 @@ public enum DocumentService {
     /// the result is put together.
     /// `token` is asked before each request (a long document may outlive one token).
     static func read(_ plan: Plan, client: QuireClient, token: () async throws -> String?, progress: @Sendable (Int) -> Void) async throws -> [[UInt8]] {
+        let jobs = client.jobs
         var ids: [String] = []
         for (index, file) in plan.files.enumerated() {
             let page = plan.numbers.isEmpty ? 1 : plan.numbers[index]
             let presented = try await token()
-            let jobFrame = try withJob(plan.pageFrame, key: "\(plan.key)/\(page)", token: presented)
-            let reply: [[UInt8]]
             do {
-                reply = try await titanic(client, Titanic.request, [Array(OCRService.name.utf8), jobFrame, file])
-            } catch let error as WireError where BrokerConnection.refusesWorker(error) {
+                ids.append(try await jobs.submit(service: OCRService.name, body: [plan.pageFrame, file],
+                                                 options: JobOptions(idempotencyKey: "\(plan.key)/\(page)"), token: presented))
+            } catch let refusal as Titanic.Refusal where BrokerConnection.refusesWorker(refusal.error) {
                 // The client's own token was fine: it is this worker that may not submit jobs.
-                throw WireError(.serviceUnavailable, "the ocr.document worker may not submit the document's pages as jobs (\(error.code.rawValue): "
-                                + "\(error.message)); " + (presented == nil
-                                    ? BrokerConnection.credentialsHint
-                                    : "its client needs the ocr scope"), service: DocumentService.name)
+                let error = refusal.error.map { "\($0.code.rawValue): \($0.message)" } ?? refusal.statusText
+                throw WireError(.serviceUnavailable, "the ocr.document worker may not submit the document's pages as jobs (\(error)); "
+                                + (presented == nil ? BrokerConnection.credentialsHint : "its client needs the ocr scope"), service: DocumentService.name)
             }
-            guard let id = reply.first.map({ String(decoding: $0, as: UTF8.self) }), Titanic.isJobID(id) else {
-                throw WireError(.internal, "titanic.request answered 200 without a job id")
-            }
-            ids.append(id)
         }
         progress(0)
         var replies: [Result<[UInt8], WireError>] = []
         var whole: [[UInt8]]?
         for (index, id) in ids.enumerated() {
-            let frames = try await result(of: id, client: client, envelope: try envelopeFrame(token: try await token(), waitMs: 20_000))
-            if let first = frames.first, frames.count == 1, let error = WireError(jsonFrame: first) {
-                replies.append(.failure(error))
-            } else {
+            switch try await result(of: id, jobs: jobs, token: try await token()) {
+            case .success(let frames):
                 replies.append(.success(frames.first ?? []))
                 whole = frames
+            case .failure(let error):
+                replies.append(.failure(error))
             }
             progress(index + 1)
         }
-        let closing = try? envelopeFrame(token: try await token(), waitMs: nil)
+        let closing = (try? await token()) ?? nil
         for id in ids {
             // Best effort: a page job left behind expires with its result TTL.
-            _ = try? await titanic(client, Titanic.close, [Array(id.utf8)] + (closing.map { [$0] } ?? []))
+            try? await jobs.close(id, token: closing)
         }
         if plan.numbers.isEmpty {
             // The whole file was one job: its reply is the answer, an error included.
@@ -161,53 +158,27 @@ public enum DocumentService {
         return try Outputs.replyFrames(merged)
     }
 
-    /// A finished page job's reply frames, asked for with the broker holding each ask up to 20 s.
-    static func result(of id: String, client: QuireClient, envelope: [UInt8]?) async throws -> [[UInt8]] {
+    /// A page job's reply frames, or the error it ended with (the service's, or the job's last when it
+    /// ended without a result: the other pages still count), asked with the broker holding each ask up to 20 s.
+    static func result(of id: String, jobs: TitanicClient, token: String?) async throws -> Result<[[UInt8]], WireError> {
         while true {
-            let frames = try await client.request(service: Titanic.reply, body: [Array(id.utf8)] + (envelope.map { [$0] } ?? []))
-            switch Titanic.outcome(of: frames) {
-            case .success(let reply): return reply
-            case .failure(let refusal) where refusal.status == .pending: continue
-            case .failure(let refusal) where refusal.status == .unknown && refusal.error != nil
-                && refusal.statusText != "400 \(WireError.Code.unknownJob.rawValue)":
-                // The page job ended without a result (`400 dead`, `expired`, `cancelled`): that page
-                // failed, with the job's last error; the other pages still count.
-                return [frames[1]]
-            case .failure(let refusal):
-                throw refusal.error ?? WireError(.internal, "titanic.reply for page job \(id) answered \(frames.isEmpty ? "nothing" : refusal.statusText)")
+            switch try await jobs.result(of: id, token: token, wait: 20_000) {
+            case .done(let frames): return .success(frames)
+            case .failed(let error), .ended(let error): return .failure(error)
+            case .pending: continue
+            case .unknown(let error): throw error ?? WireError(.internal, "titanic.reply for page job \(id) answered 400")
             }
         }
     }
 
-    /// Sends a `titanic.*` request: the frames after `200`, or the broker's typed refusal thrown.
-    static func titanic(_ client: QuireClient, _ service: String, _ body: [[UInt8]]) async throws -> [[UInt8]] {
-        let frames = try await client.request(service: service, body: body)
-        switch Titanic.outcome(of: frames) {
-        case .success(let rest): return rest
-        case .failure(let refusal):
-            // A refusal's error follows its status; one the broker sends alone (a missing token) is frame 1.
-            throw refusal.error ?? frames.first.flatMap { WireError(jsonFrame: $0) }
-                ?? WireError(.internal, "\(service) answered \(frames.isEmpty ? "nothing" : refusal.statusText)")
-        }
-    }
-
-    /// The page's JSON frame with its job options (the idempotency key) and the token.
+    /// The page's JSON frame with its job options (the idempotency key) and the token, as ``read`` submits it.
     static func withJob(_ frame: [UInt8], key: String, token: String?) throws(WireError) -> [UInt8] {
-        var members: [String: Any] = ["job": ["idempotencyKey": key]]
-        if let token { members["token"] = token }
-        return try BrokerConnection.frame(frame, adding: members, what: "the page request")
+        try TitanicFrames.jobFrame(frame, options: JobOptions(idempotencyKey: key), token: token)
     }
 
-    /// The JSON frame after a job id: the token and the long-poll wait.
+    /// The JSON frame after a page job's id, as ``read`` asks for its result: the token and the long-poll wait.
     static func envelopeFrame(token: String?, waitMs: Int?) throws(WireError) -> [UInt8]? {
-        var object: [String: Any] = [:]
-        if let waitMs { object["waitMs"] = waitMs }
-        if let token { object["token"] = token }
-        if object.isEmpty { return nil }
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else {
-            throw WireError(.internal, "the reply request could not be written")
-        }
-        return Array(data)
+        TitanicFrames.envelope(token: token, wait: waitMs.map { Milliseconds(Int64($0)) })
     }
 }
 

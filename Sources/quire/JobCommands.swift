@@ -76,16 +76,24 @@ enum JobCommands {
         A broker that does not answer within 3 s, or --timeout-ms N when given, is an error.
         """
 
-    static func statusCommand(_ service: String, listing: (String, String)?) -> Command {
+    /// A verb about one job, named after its `titanic.*` service: `ask` answers the job's state to
+    /// print, or nil.
+    static func statusCommand(_ service: String, listing: (String, String)?,
+                              ask: @escaping @Sendable (TitanicClient, _ id: String, _ token: String?) async throws -> JobStatus?) -> Command {
         Command(String(service.dropFirst(ServiceClass.jobsPrefix.count)), listing: listing, usage: "quire status ID | quire cancel ID | quire close ID",
                 discussion: statusDiscussion, groups: [ClientOptions.group(), ClientAuth.group]) { invocation in
-            try status(invocation, service: service)
+            try status(invocation, ask: ask)
         }
     }
 
-    static let status = statusCommand(Titanic.status, listing: ("status ID", "a durable job's state; cancel ID, close ID"))
-    static let cancel = statusCommand(Titanic.cancel, listing: nil)
-    static let close = statusCommand(Titanic.close, listing: nil)
+    static let status = statusCommand(Titanic.status, listing: ("status ID", "a durable job's state; cancel ID, close ID")) { jobs, id, token in
+        try await jobs.status(of: id, token: token)
+    }
+    static let cancel = statusCommand(Titanic.cancel, listing: nil) { jobs, id, token in try await jobs.cancel(id, token: token) }
+    static let close = statusCommand(Titanic.close, listing: nil) { jobs, id, token in
+        try await jobs.close(id, token: token)
+        return nil
+    }
 
     // MARK: - submit
 
@@ -110,28 +118,27 @@ enum JobCommands {
         guard readFailures == 0 else { return 1 }
         // The target service needs no worker now: the job waits for one on the broker's disk.
         guard let preflight = try Preflight.run(invocation, configuration: &configuration, service: nil) else { return 1 }
-        var frames: [[[UInt8]]] = []
+        var submissions: [(service: String, body: [[UInt8]], options: JobOptions)] = []
         for (index, input) in inputs.enumerated() {
             var perFile = options
             perFile.idempotencyKey = inputs.count == 1 ? key : "\(key)/\(index + 1)"
-            var frame = requestFrame(request, job: perFile)
-            if let token = preflight.token { frame = ClientAuth.insert(token, into: frame) }
             // A PDF or TIFF goes to ocr.document unless told otherwise: its pages become jobs of their own, read
             // by every OCR worker at once, and the document's status shows how many are done.
             let target = invocation.isGiven(flag: "service") ? service : OCRServiceName.forJob(input.bytes)
-            frames.append([Array(target.utf8), frame, input.bytes])
+            submissions.append((target, [request.jsonBytes(), input.bytes], perFile))
         }
-        let bodies = frames
+        let jobs = submissions
+        let token = preflight.token
         let outcome = blockingAwait { [configuration] () async throws -> [Result<String, TitanicFailure>] in
             try await withClient(configuration: configuration) { client in
                 // One at a time keeps the printed ids in input order; the broker commits each batch
                 // of submissions in one fsync anyway.
                 var results: [Result<String, TitanicFailure>] = []
-                for body in bodies {
-                    let reply = try await titanic(client, Titanic.request, body)
-                    switch reply {
-                    case .success(let frames): results.append(.success(String(decoding: frames.first ?? [], as: UTF8.self)))
-                    case .failure(let failure): results.append(.failure(failure))
+                for job in jobs {
+                    do {
+                        results.append(.success(try await client.jobs.submit(service: job.service, body: job.body, options: job.options, token: token)))
+                    } catch let refusal as TitanicFailure {
+                        results.append(.failure(refusal))
                     }
                 }
                 return results
@@ -155,13 +162,6 @@ enum JobCommands {
         }
     }
 
-    /// The OCR options frame with the job options in its `job` member (none when they are all defaults).
-    static func requestFrame(_ request: OCRRequest, job: JobOptions) -> [UInt8] {
-        var request = request
-        request.job = job == JobOptions() ? nil : job
-        return request.jsonBytes()
-    }
-
     // MARK: - result
 
     static func result(_ invocation: Invocation) throws -> Int32 {
@@ -177,41 +177,30 @@ enum JobCommands {
         // On a terminal, a job that reports progress (a document's pages) draws a bar: the broker is
         // asked every 2 s instead of holding the ask 20 s, and the job's status between asks.
         let showsProgress = wait && isatty(2) == 1
-        let envelope = envelopeFrame(token: preflight.token, waitMs: wait ? (showsProgress ? 2_000 : 20_000) : nil)
-        let statusEnvelope = envelopeFrame(token: preflight.token, waitMs: nil)
+        let held: Milliseconds? = wait ? (showsProgress ? 2_000 : 20_000) : nil
+        let token = preflight.token
         let settings = configuration
-        let outcome = blockingAwait { () async throws -> Result<[[UInt8]], TitanicFailure>? in
+        let outcome = blockingAwait { () async throws -> JobReply<[[UInt8]]> in
             try await withClient(configuration: settings) { client in
                 let start = Date()
                 var bar: ProgressBar?
                 defer { bar?.finish() }
                 while true {
-                    var body = [Array(id.utf8)]
-                    if let envelope { body.append(envelope) }
-                    switch try await titanic(client, Titanic.reply, body) {
-                    case .failure(let failure) where failure.status == .pending:
-                        guard wait else { return nil }
-                        if let waitLimit, Date().timeIntervalSince(start) >= Double(waitLimit) { return nil }
-                        if showsProgress, case .success(let frames) = try await titanic(client, Titanic.status, [Array(id.utf8)] + (statusEnvelope.map { [$0] } ?? [])),
-                           let first = frames.first, let progress = (try? JSONDecoder().decode(JobStatus.self, from: Data(first)))?.progress {
-                            bar = bar ?? ProgressBar(total: progress.total, enabled: true)
-                            bar?.show(progress.done)
-                        }
-                    case let other:
-                        return other
+                    let reply = try await client.jobs.result(of: id, token: token, wait: held)
+                    guard case .pending = reply, wait else { return reply }
+                    if let waitLimit, Date().timeIntervalSince(start) >= Double(waitLimit) { return reply }
+                    if showsProgress, let progress = try await progress(of: id, jobs: client.jobs, token: token) {
+                        bar = bar ?? ProgressBar(total: progress.total, enabled: true)
+                        bar?.show(progress.done)
                     }
                 }
             }
         }
         switch outcome {
-        case .success(nil):
+        case .success(.pending):
             printError("\(command): job \(id) has not finished yet")
             return 3
-        case .success(.success(let frames)?):
-            if let first = frames.first, frames.count == 1, let error = WireError(jsonFrame: first) {
-                printError("\(command): job \(id) failed: \(error)")
-                return 1
-            }
+        case .success(.done(let frames)):
             guard let first = frames.first else { return 0 }
             if format == "json" {
                 printOut(String(decoding: first, as: UTF8.self))
@@ -224,7 +213,16 @@ enum JobCommands {
                 return 1
             }
             return RecognizeCommand.output(.success(first), name: id, format: format, many: false, attachments: Array(frames.dropFirst())) ? 0 : 1
-        case .success(.failure(let failure)?):
+        case .success(.failed(let error)):
+            printError("\(command): job \(id) failed: \(error)")
+            return 1
+        case .success(.unknown(let error)):
+            printError("\(command): job \(id): \(error.map { preflight.explain($0).description } ?? "unknown job")")
+            return 1
+        case .success(.ended(let error)):
+            printError("\(command): job \(id): \(preflight.explain(error))")
+            return 1
+        case .failure(let failure as TitanicFailure):
             printError("\(command): job \(id): \(preflight.explain(failure))")
             return 1
         case .failure(let error):
@@ -233,26 +231,33 @@ enum JobCommands {
         }
     }
 
+    /// How far the job has got, as its worker last said; nil when it does not say or the broker will not.
+    static func progress(of id: String, jobs: TitanicClient, token: String?) async throws -> JobProgress? {
+        do {
+            return try await jobs.status(of: id, token: token).progress
+        } catch is TitanicFailure {
+            return nil
+        }
+    }
+
     // MARK: - status, cancel, close
 
-    static func status(_ invocation: Invocation, service: String) throws -> Int32 {
+    static func status(_ invocation: Invocation, ask: @escaping @Sendable (TitanicClient, String, String?) async throws -> JobStatus?) throws -> Int32 {
         let command = invocation.command
         let id = try jobID(invocation)
         var configuration = try ClientOptions.configuration(invocation)
         guard let preflight = try Preflight.run(invocation, configuration: &configuration, service: nil) else { return 1 }
-        var body = [Array(id.utf8)]
-        if let envelope = envelopeFrame(token: preflight.token, waitMs: nil) { body.append(envelope) }
-        let request = body
+        let token = preflight.token
         let outcome = blockingAwait { [configuration] in
             try await withClient(configuration: configuration) { client in
-                try await titanic(client, service, request)
+                try await ask(client.jobs, id, token)
             }
         }
         switch outcome {
-        case .success(.success(let frames)):
-            if let first = frames.first { printOut(String(decoding: first, as: UTF8.self)) }
+        case .success(let status):
+            if let status { printOut(String(decoding: status.jsonFrame, as: UTF8.self)) }
             return 0
-        case .success(.failure(let failure)):
+        case .failure(let failure as TitanicFailure):
             printError("\(command): job \(id): \(preflight.explain(failure))")
             return 1
         case .failure(let error):
@@ -272,15 +277,6 @@ enum JobCommands {
         }
         return id.lowercased()
     }
-
-    /// The JSON frame after a job id: the token and the long-poll wait, when there are any.
-    static func envelopeFrame(token: String?, waitMs: Int?) -> [UInt8]? {
-        var object: [String: Any] = [:]
-        if let token { object["token"] = token }
-        if let waitMs { object["waitMs"] = waitMs }
-        guard !object.isEmpty, let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return nil }
-        return Array(data)
-    }
 }
 
 /// A Titanic reply other than `200`: its status and, from Quire's broker, the typed error.
@@ -294,7 +290,3 @@ extension Preflight {
     }
 }
 
-/// Sends one request to a `titanic.*` service: the frames after `200`, or the failure.
-func titanic(_ client: QuireClient, _ service: String, _ body: [[UInt8]]) async throws -> Result<[[UInt8]], TitanicFailure> {
-    Titanic.outcome(of: try await client.request(service: service, body: body))
-}
