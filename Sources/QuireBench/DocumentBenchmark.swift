@@ -55,7 +55,7 @@ public final class DocumentBenchmark {
         mutating func add(_ reply: Result<[UInt8], WireError>, of document: Document, file: String) {
             switch reply {
             case .success(let frame):
-                if let result = try? JSONDecoder().decode(OCRResult.self, from: Data(frame)) {
+                if let result = OCRResult(replyFrame: frame) {
                     add(result, of: document)
                 } else {
                     failures.append("\(file): the reply is not an OCR result")

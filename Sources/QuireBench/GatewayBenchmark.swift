@@ -156,7 +156,7 @@ public final class GatewayBenchmark: Sendable {
         let directCall: @Sendable () async throws -> Int = {
             let reply = try await direct.request(service: "ocr", body: body)
             let first = reply.first ?? []
-            guard (try? JSONDecoder().decode(OCRResult.self, from: Data(first))) != nil else {
+            guard OCRResult(replyFrame: first) != nil else {
                 throw BenchError("the direct reply is not an OCR result: \(String(decoding: first.prefix(200), as: UTF8.self))")
             }
             return first.count

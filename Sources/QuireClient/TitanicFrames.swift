@@ -131,12 +131,3 @@ extension Titanic.Refusal {
     /// `400` for an id the broker does not know (never submitted, closed, or its result expired).
     public var isUnknownJob: Bool { status == .unknown && (error == nil || error?.code == .unknownJob) }
 }
-
-extension OCRResult {
-    /// The result an `ocr` reply's first frame holds; nil when it holds anything else (an error body,
-    /// another service's answer). Every reader of `ocr` replies decodes them here.
-    public init?(replyFrame frame: [UInt8]) {
-        guard let result = try? JSONDecoder().decode(OCRResult.self, from: Data(frame)) else { return nil }
-        self = result
-    }
-}

@@ -38,14 +38,11 @@ public struct OCRCall: Sendable, Equatable {
 
     public var credential: Credential { Credential(token: token, apiKey: apiKey) }
 
-    /// The `ocr` request's JSON frame (`proto-json/ocr-request.schema.json`).
-    var requestFrame: [UInt8] { requestFrame(job: nil) }
-
-    /// The frame with the Titanic options in `job` (`proto-json/titanic-options.schema.json`).
-    func requestFrame(job: JobOptions?) -> [UInt8] {
+    /// The `ocr` request's JSON frame (`proto-json/ocr-request.schema.json`); a durable job's options
+    /// travel in its submission (`QuireClient.jobs`).
+    var requestFrame: [UInt8] {
         let hints = languages.flatMap { $0.isEmpty ? nil : $0 }
-        return OCRRequest(languages: hints, mode: OCRRequest.Mode(rawValue: mode) ?? .document, pages: pages, pageLimit: pageLimit, token: token,
-                          job: job).jsonBytes()
+        return OCRRequest(languages: hints, mode: OCRRequest.Mode(rawValue: mode) ?? .document, pages: pages, pageLimit: pageLimit, token: token).jsonBytes()
     }
 }
 
@@ -216,7 +213,7 @@ public final class Gateway: Sendable {
                 let reply = try await client.request(service: "ocr", body: [request.requestFrame, request.image])
                 let frame = reply.first ?? []
                 if let error = WireError(jsonFrame: frame) { return .failure(GatewayFailure(error)) }
-                guard let result = try? JSONDecoder().decode(OCRResult.self, from: Data(frame)) else {
+                guard let result = OCRResult(replyFrame: frame) else {
                     return .failure(GatewayFailure(.internal, "the worker's reply is not an OCR result"))
                 }
                 return .success(result)

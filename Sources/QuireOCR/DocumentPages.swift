@@ -89,7 +89,7 @@ public enum DocumentPages {
         for (reply, number) in zip(replies, numbers) {
             switch reply {
             case .success(let frame):
-                guard var result = try? JSONDecoder().decode(OCRResult.self, from: Data(frame)), var page = result.pages.first else {
+                guard var result = OCRResult(replyFrame: frame), var page = result.pages.first else {
                     pages.append(failedPage(number, code: .internal, message: "page \(number): the reply is not an OCR result"))
                     continue
                 }

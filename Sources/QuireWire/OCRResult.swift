@@ -1,3 +1,5 @@
+import Foundation
+
 /// The `ocr` service's result (`proto-json/ocr-result.schema.json`). Swift types and schema change
 /// together. Coordinates are pixels of the upright image at the uploaded resolution (EXIF orientation
 /// and any detected rotation applied, Quire's own scaling undone); `transform` maps them back to the
@@ -279,5 +281,14 @@ public struct NullWhenAbsent<Value: Codable & Sendable & Equatable>: Codable, Se
 extension KeyedDecodingContainer {
     public func decode<V>(_ type: NullWhenAbsent<V>.Type, forKey key: Key) throws -> NullWhenAbsent<V> {
         try decodeIfPresent(type, forKey: key) ?? NullWhenAbsent(wrappedValue: nil)
+    }
+}
+
+extension OCRResult {
+    /// The result an `ocr` reply's first frame holds; nil when it holds anything else (an error body,
+    /// another service's answer). Every reader of `ocr` replies decodes them here.
+    public init?(replyFrame frame: [UInt8]) {
+        guard let result = try? JSONDecoder().decode(OCRResult.self, from: Data(frame)) else { return nil }
+        self = result
     }
 }

@@ -349,7 +349,7 @@ enum RecognizeCommand {
                 }
                 return true
             }
-            guard let result = try? JSONDecoder().decode(OCRResult.self, from: Data(frame)) else {
+            guard let result = OCRResult(replyFrame: frame) else {
                 printError("quire recognize: \(name): the reply is not an OCR result")
                 return false
             }

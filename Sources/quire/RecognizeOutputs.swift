@@ -46,7 +46,7 @@ extension RecognizeCommand {
     /// Draws the result's boxes on the image and writes the PNG to `path`; false (said on standard
     /// error) when it cannot.
     static func writeOverlay(_ frame: [UInt8], image: [UInt8], to path: String, name: String) -> Bool {
-        guard let result = try? JSONDecoder().decode(OCRResult.self, from: Data(frame)) else { return false }
+        guard let result = OCRResult(replyFrame: frame) else { return false }
         if PDFSniff.isPDF(image) {
             printError("quire recognize: \(name): no overlay: it is drawn on an image's pixels, and a PDF has none (the result has each page's boxes at its `resolution`)")
             return false
