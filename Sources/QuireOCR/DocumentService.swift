@@ -170,16 +170,6 @@ public enum DocumentService {
             }
         }
     }
-
-    /// The page's JSON frame with its job options (the idempotency key) and the token, as ``read`` submits it.
-    static func withJob(_ frame: [UInt8], key: String, token: String?) throws(WireError) -> [UInt8] {
-        try TitanicFrames.jobFrame(frame, options: JobOptions(idempotencyKey: key), token: token)
-    }
-
-    /// The JSON frame after a page job's id, as ``read`` asks for its result: the token and the long-poll wait.
-    static func envelopeFrame(token: String?, waitMs: Int?) throws(WireError) -> [UInt8]? {
-        TitanicFrames.envelope(token: token, wait: waitMs.map { Milliseconds(Int64($0)) })
-    }
 }
 
 private extension String {

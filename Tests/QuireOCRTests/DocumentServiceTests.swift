@@ -35,14 +35,4 @@ struct DocumentServiceTests {
             #expect(error.code == .invalidJSON)
         }
     }
-
-    @Test("a page job's frame carries its key and the token; the broker's envelope only what is set")
-    func frames() throws {
-        let frame = try DocumentService.withJob(Array(#"{"languages":["eng"]}"#.utf8), key: "doc-ab/3", token: "t0k")
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(frame)) as? [String: Any])
-        #expect((object["job"] as? [String: String]) == ["idempotencyKey": "doc-ab/3"])
-        #expect(object["token"] as? String == "t0k" && object["languages"] as? [String] == ["eng"])
-        #expect(try DocumentService.envelopeFrame(token: nil, waitMs: nil) == nil)
-        #expect(try DocumentService.envelopeFrame(token: nil, waitMs: 20_000) == Array(#"{"waitMs":20000}"#.utf8))
-    }
 }
