@@ -50,6 +50,22 @@ extension Image {
         return counts
     }
 
+    /// Whether every pixel is within `tolerance` levels of every other, in each colour: a blank page or
+    /// a flat fill, on which there is nothing to read. Every pixel is looked at (a thin stroke on a
+    /// large page is not sampled away).
+    public func isUniform(tolerance: Int) throws(ImageError) -> Bool {
+        let image = try plain()
+        let channels: [Int32] = image.depth == 32 ? [Int32(L_SELECT_RED), Int32(L_SELECT_GREEN), Int32(L_SELECT_BLUE)] : [0]
+        for channel in channels {
+            var low: Int32 = 0, high: Int32 = 0
+            guard pixGetRangeValues(image.pix, 1, channel, &low, &high) == 0 else {
+                throw ImageError(.internalFailure, "the pixels' range could not be measured")
+            }
+            if Int(high - low) > tolerance { return false }
+        }
+        return true
+    }
+
     /// The tones of ink and paper, 0 (black) … 255, split by Otsu's threshold. `ink`: the median
     /// grey level of the dark side (faded thermal print reads about 100–180, laser print below 60).
     /// `paper`: the level of the darkest tenth of the light side (clean paper about 210–255; grain,

@@ -40,6 +40,8 @@ public final class SceneEngine: TextRecognizer {
         public init() {}
     }
 
+    /// A picture whose every pixel is within this many levels of every other, in each colour, is blank.
+    static let blankTolerance = 8
     /// The recognizer's input height, pixels (PP-OCR's line models).
     static let lineHeight = 48
     /// The narrowest recognizer input, pixels (PP-OCR pads shorter lines to 320 wide).
@@ -108,6 +110,9 @@ public final class SceneEngine: TextRecognizer {
     public func recognize(_ image: Image, layout: Layout, symbols: Bool) throws(RecognitionError) -> RecognizedPage {
         let pixels: Pixels
         do throws(ImageError) {
+            // A blank picture (a PDF page whose drawing was refused, a flat fill) has no line to find:
+            // the detector and the whole-picture reading would spend seconds to say so.
+            if try image.isUniform(tolerance: Self.blankTolerance) { return page([], width: image.width, height: image.height, symbols: symbols) }
             pixels = Pixels(width: image.width, height: image.height, bytes: try image.rgb())
         } catch {
             throw RecognitionError(.recognitionFailed, error.message)
