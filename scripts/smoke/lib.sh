@@ -56,6 +56,9 @@ cleanup() {  # the EXIT trap: removes everything the run made, on success and on
     $docker swarm leave --force >/dev/null 2>&1 && echo "   left the Swarm this script created"
     [ "$gwbridge_made" = 1 ] && $docker network rm docker_gwbridge >/dev/null 2>&1
   fi
+  if [ -n "${docker:-}" ]; then
+    $docker image rm -f quire-postgres:smoke >/dev/null 2>&1  # the ha scenario's, when it failed before removing it
+  fi
   if [ "$keep_image" = 0 ] && [ -n "${docker:-}" ] && $docker image inspect "$image" >/dev/null 2>&1; then
     $docker image rm -f "$image" >/dev/null 2>&1 && echo "   removed image $image"
     # The build stage's images from this run (they hold a copy of the binary); nothing older.
