@@ -25,6 +25,8 @@ import jsonschema
 import pytest
 import zmq
 
+from ports import free_port  # noqa: F401 (the tests import it from here)
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 QUIRE_BIN = os.environ.get("QUIRE_BIN") or str(REPO_ROOT / ".build" / "debug" / "quire")
 
@@ -79,15 +81,6 @@ WORKER_HEADER = {"mdp02": MDPW02, "majortomo": MDPW02, "mdp01": MDPW01}
 # ---------------------------------------------------------------------------
 # Generic helpers
 # ---------------------------------------------------------------------------
-
-def free_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-    finally:
-        s.close()
-
 
 def _pdeathsig():
     """Child dies with us even if pytest is killed (Linux only; best effort)."""

@@ -17,6 +17,7 @@ import time
 
 import pytest
 
+import http_calls
 import ocr_images as oi
 from conftest import Proc, start_gateway
 from test_ocr import quire_bin, start_stack, zctx  # noqa: F401 (fixtures)
@@ -61,22 +62,8 @@ def png():
 
 
 def http(stack, method, path, body=None, headers=None, timeout=60):
-    """One request on a fresh connection: (status, headers, parsed JSON or raw bytes)."""
-    conn = httpclient.HTTPConnection("127.0.0.1", stack.port, timeout=timeout)
-    try:
-        if isinstance(body, (dict, list)):
-            body = json.dumps(body).encode()
-            headers = dict({"Content-Type": "application/json"}, **(headers or {}))
-        conn.request(method, path, body=body, headers=headers or {})
-        r = conn.getresponse()
-        data = r.read()
-        try:
-            data = json.loads(data)
-        except ValueError:
-            pass
-        return r.status, {k.lower(): v for k, v in r.getheaders()}, data
-    finally:
-        conn.close()
+    """One request to the stack's gateway on a fresh connection: (status, headers, parsed JSON or raw bytes)."""
+    return http_calls.request(stack.port, method, path, body, headers, timeout)
 
 
 def vision_client(stack):

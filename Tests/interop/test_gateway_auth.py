@@ -11,7 +11,6 @@ Needs: PyPI google-cloud-vision, azure-cognitiveservices-vision-computervision, 
 """
 
 import base64
-import http.client as httpclient
 import io
 import json
 import re
@@ -21,6 +20,7 @@ import urllib.parse
 
 import pytest
 
+import http_calls
 import ocr_images as oi
 from conftest import start_gateway, wait_service
 from test_ocr import quire_bin, start_stack, zctx  # noqa: F401 (fixtures)
@@ -83,28 +83,11 @@ def png():
 
 
 def http(stack, method, path, body=None, headers=None, timeout=60):
-    """One request on a fresh connection: (status, lower-cased headers, parsed JSON or raw bytes)."""
-    conn = httpclient.HTTPConnection("127.0.0.1", stack.port, timeout=timeout)
-    try:
-        if isinstance(body, (dict, list)):
-            body = json.dumps(body).encode()
-            headers = dict({"Content-Type": "application/json"}, **(headers or {}))
-        elif isinstance(body, str):
-            body = body.encode()
-        conn.request(method, path, body=body, headers=headers or {})
-        r = conn.getresponse()
-        data = r.read()
-        try:
-            data = json.loads(data)
-        except ValueError:
-            pass
-        return r.status, {k.lower(): v for k, v in r.getheaders()}, data
-    finally:
-        conn.close()
+    """One request to the stack's gateway on a fresh connection: (status, lower-cased headers, parsed JSON or raw bytes)."""
+    return http_calls.request(stack.port, method, path, body, headers, timeout)
 
 
-def annotate_body(png):
-    return {"requests": [{"image": {"content": base64.b64encode(png).decode()}, "features": [{"type": "TEXT_DETECTION"}]}]}
+annotate_body = http_calls.annotate_body
 
 
 def serves(stack, png, headers):

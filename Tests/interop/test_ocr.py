@@ -18,7 +18,6 @@ import math
 import os
 import random
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -30,6 +29,7 @@ import zmq
 from PIL import Image, ImageDraw
 
 import ocr_images as oi
+from ports import free_port
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 QUIRE_BIN = os.environ.get("QUIRE_BIN") or str(REPO_ROOT / ".build" / "debug" / "quire")
@@ -77,12 +77,6 @@ def validate_result(doc):
 # ---------------------------------------------------------------------------
 # Processes
 # ---------------------------------------------------------------------------
-
-def _free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 _DATA_HOME = tempfile.mkdtemp(prefix="quire-ocr-tests-data-")
 
@@ -198,7 +192,7 @@ class Stack:
 
 
 def start_stack(ctx, log_dir, argvs):
-    port = _free_port()
+    port = free_port()
     url = "tcp://127.0.0.1:%d" % port
     processes = []
     try:

@@ -10,8 +10,6 @@ import shutil
 import socket
 import subprocess
 import time
-import urllib.error
-import urllib.request
 
 import jsonschema
 import pytest
@@ -19,7 +17,9 @@ import zmq
 from prometheus_client.parser import text_string_to_metric_families
 from referencing import Registry, Resource
 
+import http_calls
 from conftest import (DEAD_AFTER_S, MDPC02, C02_REQUEST, Proc, REPO_ROOT, accepts, call, free_port, new_dealer, recv, wait_until)
+from stats_snapshot import service
 
 SCHEMA_DIR = REPO_ROOT / "proto-json"
 INTERVAL_MS = 200
@@ -99,13 +99,6 @@ class Subscriber:
 
     def close(self):
         self.sock.close(0)
-
-
-def service(snapshot, name):
-    for s in snapshot["services"]:
-        if s["name"] == name:
-            return s
-    return None
 
 
 def completed(snapshot, name="echo"):
@@ -318,12 +311,7 @@ class Exporter(Proc):
         return "http://127.0.0.1:%d%s" % (self.port, path)
 
     def get(self, path="/metrics", method="GET"):
-        req = urllib.request.Request(self.url(path), method=method)
-        try:
-            with urllib.request.urlopen(req, timeout=5) as r:
-                return r.status, dict(r.headers), r.read().decode("utf-8")
-        except urllib.error.HTTPError as e:
-            return e.code, dict(e.headers), e.read().decode("utf-8")
+        return http_calls.get(self.url(path), method)
 
 
 def families(text):
