@@ -2,23 +2,6 @@ import QuireRecognition
 import QuireSupport
 import QuireWire
 
-extension EngineFactory {
-    /// Resolves requested names (BCP-47 or Tesseract's) to installed packs, or `unknown_language`
-    /// naming what is installed.
-    func resolveLanguages(_ requested: [String]) throws(WireError) -> [String] {
-        let installed = installedLanguages
-        var packs: [String] = []
-        for name in requested {
-            guard let pack = Languages.resolve(name, installed: installed), pack != "osd" else {
-                let list = installed.filter { $0 != "osd" }.sorted().joined(separator: ", ")
-                throw WireError(.unknownLanguage, "no installed language pack for '\(name)'; installed: \(list)")
-            }
-            if !packs.contains(pack) { packs.append(pack) }
-        }
-        return packs
-    }
-}
-
 /// The engines one request reads with, each made when it is first needed (a born-digital PDF needs
 /// none); the time spent making them is kept apart from decoding and reading.
 struct EngineSession {

@@ -1,3 +1,6 @@
+import QuireRecognition
+import QuireWire
+
 /// Maps the language names apps use (BCP-47, as ML Kit, Cloud Vision and Azure take them) to
 /// Tesseract's pack names, and back for the result.
 public enum Languages {
@@ -47,5 +50,22 @@ public enum Languages {
             return tess
         }
         return nil
+    }
+}
+
+extension EngineFactory {
+    /// Resolves requested names (BCP-47 or Tesseract's) to installed packs, or `unknown_language`
+    /// naming what is installed.
+    func resolveLanguages(_ requested: [String]) throws(WireError) -> [String] {
+        let installed = installedLanguages
+        var packs: [String] = []
+        for name in requested {
+            guard let pack = Languages.resolve(name, installed: installed), pack != "osd" else {
+                let list = installed.filter { $0 != "osd" }.sorted().joined(separator: ", ")
+                throw WireError(.unknownLanguage, "no installed language pack for '\(name)'; installed: \(list)")
+            }
+            if !packs.contains(pack) { packs.append(pack) }
+        }
+        return packs
     }
 }

@@ -31,9 +31,6 @@ public final class Recognizer {
         PDFDocument.libraryVersion.map { "pdfium " + $0 } ?? "off, " + (PDFDocument.unavailableReason ?? "no library")
     }
 
-    /// Installed packs.
-    public var installedLanguages: [String] { engines.installedLanguages.sorted() }
-
     /// Reads `image` as `request` asks. Every failure is a typed `WireError`.
     public func recognize(_ request: OCRRequest, image bytes: [UInt8]) throws(WireError) -> Recognition {
         let start = Instant.now()
