@@ -67,6 +67,18 @@ public struct OCRResult: Codable, Sendable, Equatable {
         }
     }
 
+    /// One language identified in a text: a BCP-47 tag (`it`, `zh-Hant`) and how sure the identifier
+    /// is, 0…1 (the share of the text in that language, lowered where the identification is unreliable).
+    public struct DetectedLanguage: Codable, Sendable, Equatable, Hashable {
+        public var language: String
+        public var confidence: Double
+
+        public init(language: String, confidence: Double) {
+            self.language = language
+            self.confidence = confidence
+        }
+    }
+
     public struct Word: Codable, Sendable, Equatable {
         public var text: String
         public var boundingBox: Box
@@ -95,6 +107,9 @@ public struct OCRResult: Codable, Sendable, Equatable {
         public var polygon: [Point]
         @NullWhenAbsent public var confidence: Double?
         public var languages: [String]
+        /// The languages identified in this text, most likely first, each with a confidence (0…1);
+        /// nil where nothing was identified (too little text). See docs/ocr.md "Languages".
+        public var detectedLanguages: [DetectedLanguage]?
         public var baseline: Baseline?
         /// `ltr`, `rtl` or `ttb`.
         public var direction: String
@@ -118,6 +133,9 @@ public struct OCRResult: Codable, Sendable, Equatable {
         public var polygon: [Point]
         @NullWhenAbsent public var confidence: Double?
         public var languages: [String]
+        /// The languages identified in this text, most likely first, each with a confidence (0…1);
+        /// nil where nothing was identified (too little text). See docs/ocr.md "Languages".
+        public var detectedLanguages: [DetectedLanguage]?
         public var lines: [Line]
 
         public init(text: String, boundingBox: Box, polygon: [Point], confidence: Double?, languages: [String], lines: [Line]) {
@@ -136,6 +154,9 @@ public struct OCRResult: Codable, Sendable, Equatable {
         public var polygon: [Point]
         @NullWhenAbsent public var confidence: Double?
         public var languages: [String]
+        /// The languages identified in this text, most likely first, each with a confidence (0…1);
+        /// nil where nothing was identified (too little text). See docs/ocr.md "Languages".
+        public var detectedLanguages: [DetectedLanguage]?
         public var paragraphs: [Paragraph]
 
         public init(text: String, boundingBox: Box, polygon: [Point], confidence: Double?, languages: [String], paragraphs: [Paragraph]) {
@@ -169,6 +190,9 @@ public struct OCRResult: Codable, Sendable, Equatable {
         public var text: String
         @NullWhenAbsent public var confidence: Double?
         public var languages: [String]
+        /// The languages identified in this text, most likely first, each with a confidence (0…1);
+        /// nil where nothing was identified (too little text). See docs/ocr.md "Languages".
+        public var detectedLanguages: [DetectedLanguage]?
         public var blocks: [Block]
         /// This page rendered from its result when requested (`text`, `hocr`, `alto`, `tsv`; QuireFormats).
         public var renderings: [String: String]?
