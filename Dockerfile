@@ -25,7 +25,8 @@
 #                        when QUIRE_BINARY is given
 #   QUIRE_BINARY         path in the build context of a static quire binary to use instead of compiling
 #   RUNTIME_IMAGE        Debian 12 for the runtime (debian:bookworm-slim, or a local import of it)
-#   TESSERACT_LANGUAGES  Debian language packs to install, by Tesseract code ("eng osd"; e.g. "eng osd deu fra")
+#   TESSERACT_LANGUAGES  Debian language packs to install, by package suffix (default: the languages and
+#                        scripts of docs/ocr.md "Languages"; "eng osd" for an English-only image)
 
 ARG BUILD_IMAGE=swift:6.3-bookworm
 ARG RUNTIME_IMAGE=debian:bookworm-slim
@@ -41,7 +42,7 @@ RUN set -eux; \
         apt-get update; \
         apt-get install -y --no-install-recommends \
             libzmq3-dev libtesseract-dev libleptonica-dev libsodium-dev libsqlite3-dev libpq-dev libheif-dev \
-            libmicrohttpd-dev libcurl4-openssl-dev cmake g++ make patch python3 python3-venv xz-utils; \
+            libmicrohttpd-dev libcurl4-openssl-dev libcld2-dev cmake g++ make patch python3 python3-venv xz-utils; \
         rm -rf /var/lib/apt/lists/*; \
     fi
 # Tesseract 5.5 built from Debian 13's source into /opt/quire-tesseract, which Package.swift links
@@ -77,13 +78,13 @@ RUN set -eux; \
 
 # ---- runtime: Debian's shared libraries, language packs, an unprivileged user, the binary -------
 FROM ${RUNTIME_IMAGE} AS runtime
-ARG TESSERACT_LANGUAGES="eng osd"
+ARG TESSERACT_LANGUAGES="eng osd ita chi-tra chi-sim jpn kor hin mar rus ukr srp ell ara heb tha tam tel deu fra spa por script-latn script-hans script-hant script-jpan script-hang script-deva script-cyrl script-grek script-arab script-hebr script-thai script-taml script-telu"
 RUN set -eux; \
     export DEBIAN_FRONTEND=noninteractive; \
     packs=""; for l in $TESSERACT_LANGUAGES; do packs="$packs tesseract-ocr-$(echo "$l" | tr '_' '-' | tr 'A-Z' 'a-z')"; done; \
     apt-get update; \
     apt-get install -y --no-install-recommends \
-        libzmq5 libtesseract5 liblept5 libsodium23 libheif1 libsqlite3-0 libpq5 libmicrohttpd12 libcurl4 wamerican $packs; \
+        libzmq5 libtesseract5 liblept5 libsodium23 libheif1 libsqlite3-0 libpq5 libmicrohttpd12 libcurl4 libcld2-0 wamerican $packs; \
     rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt /var/log/dpkg.log; \
     groupadd --system --gid 10001 quire; \
     useradd --system --uid 10001 --gid quire --home-dir /var/lib/quire --no-create-home \

@@ -89,12 +89,15 @@ let package = Package(
         // Engine-neutral recognition, no C: the recognized page, the layout request and its choice
         // from the page's regions, the `TextRecognizer` protocol, and the post-edits as values.
         .target(name: "QuireRecognition", dependencies: ["Imaging", "QuireWire"]),
+        // Language identification of read text: CLD2 (Debian's libcld2, C++) behind a C face.
+        .target(name: "CCLD2", linkerSettings: [.linkedLibrary("cld2"), .linkedLibrary("stdc++")]),
+        .target(name: "LanguageID", dependencies: ["CCLD2"]),
         // The Tesseract engine: the first `TextRecognizer`.
         .target(name: "Tesseract", dependencies: ["CTesseract", "CTesseractShim", "CTesseractWalk", "Imaging", "QuireRecognition"]),
         // The Quire result in other services' shapes (Cloud Vision, Azure Read, Image Analysis) and as
         // the searchable PDF: no C, no sockets, for the CLI and the HTTP gateway alike.
         .target(name: "QuireFormats", dependencies: ["QuireWire"]),
-        .target(name: "QuireOCR", dependencies: ["Tesseract", "SceneText", "Imaging", "QuirePDF", "QuireRecognition", "QuireWire", "QuireWorker", "QuireSupport", "QuireFormats",
+        .target(name: "QuireOCR", dependencies: ["Tesseract", "SceneText", "LanguageID", "Imaging", "QuirePDF", "QuireRecognition", "QuireWire", "QuireWorker", "QuireSupport", "QuireFormats",
                                                  "QuireClient", "QuireJWT"]),
         // One process's stack: a broker, workers of any kind, started and stopped in order (`quire up`,
         // the benchmarks, in-process tests).
@@ -131,6 +134,7 @@ let package = Package(
         .testTarget(name: "QuirePDFTests", dependencies: ["QuirePDF", "Imaging", "QuireRecognition"]),
         .testTarget(name: "SceneTextTests", dependencies: ["SceneText", "Imaging", "QuireRecognition"]),
         .testTarget(name: "QuireRecognitionTests", dependencies: ["QuireRecognition", "Imaging", "QuireWire"]),
+        .testTarget(name: "LanguageIDTests", dependencies: ["LanguageID"]),
         .testTarget(name: "QuireBenchTests", dependencies: ["QuireBench", "QuireTestSupport"]),
         .testTarget(name: "QuireFormatsTests", dependencies: ["QuireFormats", "QuireWire"], exclude: ["Fixtures"]),
         .testTarget(

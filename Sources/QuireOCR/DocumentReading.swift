@@ -19,13 +19,14 @@ extension Recognizer {
         let document: PDFDocument
         do { document = try PDFDocument(bytes) } catch { throw wire(error) }
         let pageNumbers = try request.pageNumbers(pageCount: document.pageCount, maxPages: configuration.maxPages, noun: "the PDF")
-        let languages = try engines.resolveLanguages(request.languages ?? configuration.defaultLanguages)
+        let plan = try LanguagePlan(requested: request.languages, engines: engines, configuration: configuration)
         let mode = request.mode ?? .document
         let outputs = Set(request.outputs ?? [.result])
         let symbols = request.symbols ?? true
-        let policy = try EnginePolicy(request.engine, languages: languages, engines: engines, configuration: configuration)
         // Engines are made for the first page that needs OCR: a born-digital document needs none.
-        var session = EngineSession(engines, languages: languages)
+        var session = EngineSession(engines, plan: plan)
+        let policy = try EnginePolicy(request.engine, languages: session.pictureLanguages, engines: engines, configuration: configuration)
+        var languages: [String] = []
         var missing: EngineRole?
         var engineNames: [String] = []
         var decodeSeconds = 0.0, recognizeSeconds = 0.0
@@ -49,14 +50,20 @@ extension Recognizer {
                     "unmappedCharacters": Double(contents.unmappedCharacters), "imageCover": (contents.imageCover * 1_000).rounded() / 1_000,
                 ]
                 if let characters = inspected.characters {
+                    // The layer's words are in the language its text is in, among the plan's.
+                    let layerText = String(String.UnicodeScalarView(characters.map(\.scalar)))
+                    let found = plan.identify(layerText, readWith: plan.initial).first.flatMap { Languages.resolve($0.language, installed: Set(plan.candidates)) }
+                    let language = plan.hinted ? plan.initial.first : found ?? plan.initial.first
                     let recognized = TextLayer.page(characters, width: PDFDocument.pixels(inspected.size.width, dpi: Self.textLayerDPI),
                                                     height: PDFDocument.pixels(inspected.size.height, dpi: Self.textLayerDPI),
-                                                    language: languages.first, symbols: symbols)
+                                                    language: language, symbols: symbols)
                     parameters["ms"] = t0.millisecondsSince
                     pageSteps.append(.init(step: "textLayer", applied: true, parameters: parameters))
                     var page = ResultBuilder.page(recognized, number: number, size: (recognized.width, recognized.height), toPage: .identity, scale: 1,
                                                   quarterTurns: 0, mirrored: false, deskewAngle: 0, transform: .identity)
                     page.resolution = Int(Self.textLayerDPI)
+                    if let language, !languages.contains(language) { languages.append(language) }
+                    LanguageReport.annotate(&page, readWith: language.map { [$0] } ?? [])
                     page.renderings = Self.renderings(of: page, outputs)
                     pages.append(page)
                     decodeSeconds += Instant.now().seconds(since: t0)
@@ -72,8 +79,9 @@ extension Recognizer {
                     pageSteps.append(.init(step: "textLayer", applied: false, parameters: parameters))
                     decodeSeconds += Instant.now().seconds(since: t0)
                     var read = try readPage(.rendered(image), number: number, request: request, mode: mode, outputs: outputs, policy: policy,
-                                            session: &session)
+                                            plan: plan, session: &session)
                     if !engineNames.contains(read.engine) { engineNames.append(read.engine) }
+                    languages += read.languages.filter { !languages.contains($0) }
                     missing = missing ?? read.missing
                     read.page.resolution = Int(dpi)
                     decodeSeconds += read.prepareSeconds
@@ -91,7 +99,7 @@ extension Recognizer {
         // A document none of whose pages could be read is an error like an image that cannot be.
         if failures.count == pageNumbers.count, let first = failures.first { throw first }
         let result = ResultBuilder.result(pages: pages, engines: engineNames, noEngine: "pdfium " + (PDFDocument.libraryVersion ?? "unknown build"),
-                                          languages: languages, mode: mode, format: "pdf", pageCount: document.pageCount,
+                                          languages: languages.isEmpty ? plan.initial : languages, mode: mode, format: "pdf", pageCount: document.pageCount,
                                           decodeSeconds: decodeSeconds, recognizeSeconds: recognizeSeconds, steps: steps)
         return Recognition(result: result, missing: missing)
     }

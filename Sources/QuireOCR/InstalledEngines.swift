@@ -114,7 +114,11 @@ public final class InstalledEngines: EngineFactory {
         if let osd { return osd }
         guard installedLanguages.contains("osd") else { osdUnavailable = true; return nil }
         do {
-            osd = try Engine(dataPath: configuration.dataPath, languages: "osd")
+            let engine = try Engine(dataPath: configuration.dataPath, languages: "osd")
+            // OSD gives up below 50 glyphs by default: a sign or a screen's line has fewer, and its
+            // script is still plain from a dozen.
+            engine.setVariable("min_characters_to_try", String(configuration.scriptMinGlyphs))
+            osd = engine
         } catch {
             osdUnavailable = true
         }

@@ -14,6 +14,11 @@ public enum Languages {
         "zh": "chi_sim", "zh-hans": "chi_sim", "zh-cn": "chi_sim", "zh-sg": "chi_sim",
         "zh-hant": "chi_tra", "zh-tw": "chi_tra", "zh-hk": "chi_tra",
         "ja": "jpn", "ko": "kor",
+        "sr": "srp", "bg": "bul", "mk": "mkd", "be": "bel", "ur": "urd", "kn": "kan", "ml": "mal", "gu": "guj", "pa": "pan",
+        "ka": "kat", "hy": "hye", "am": "amh", "km": "khm", "lo": "lao", "my": "mya", "si": "sin", "sk": "slk", "sl": "slv",
+        "hr": "hrv", "ro": "ron", "hu": "hun", "et": "est", "lv": "lav", "lt": "lit", "ca": "cat", "bs": "bos", "sq": "sqi",
+        "is": "isl", "ga": "gle", "cy": "cym", "eu": "eus", "gl": "glg", "af": "afr", "sw": "swa", "tl": "tgl", "la": "lat",
+        "az": "aze", "uz": "uzb", "kk": "kaz",
     ]
 
     /// Tesseract → BCP-47 for the result.

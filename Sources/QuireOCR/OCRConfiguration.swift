@@ -7,8 +7,27 @@ import QuireWire
 public struct OCRConfiguration: Sendable, Equatable {
     /// Where the `*.traineddata` packs are (`QUIRE_TESSDATA`; Debian's path by default).
     public var dataPath: String = "/usr/share/tesseract-ocr/5/tessdata"
-    /// Languages when a request names none.
-    public var defaultLanguages: [String] = ["eng"]
+    /// What a request that names no language is read in: `auto`, every installed pack, detected page by
+    /// page (docs/ocr.md "Languages"); a list, those, detected among them, the first read first; one
+    /// language, every page in it.
+    public var defaultLanguages: [String] = ["auto"]
+    /// Without a hint, a language the first reading identifies on at least this share of a page's letters
+    /// (percent) is read beside the page's main one (an Italian page with English lines: `ita+eng`).
+    public var secondLanguageShare: Int = 20
+    /// Without a hint, a first reading whose words' mean confidence is below this has its script
+    /// detected from the picture (OSD) and is read again with that script's pack where it differs.
+    public var scriptBelowConfidence: Double = 0.6
+    /// ...and where OSD names the script with at least this confidence (its own scale: 0 and up).
+    public var scriptConfidence: Double = 0.3
+    /// The fewest glyphs orientation and script detection looks at before it answers (Tesseract's
+    /// `min_characters_to_try`, 50 by default: more than a sign has).
+    public var scriptMinGlyphs: Int = 10
+    /// A reading in the languages found is kept unless its words' mean confidence is this much below
+    /// the first reading's.
+    public var languageKeepMargin: Double = 0.05
+    /// A reading in another script is kept only where its text has at least this many bytes of letters
+    /// (UTF-8: 20 Han or Devanagari letters, 30 Cyrillic) reliably in one of that script's languages.
+    public var scriptMinLetterBytes: Int = 60
     /// The largest image file accepted (bytes).
     public var maxImageBytes: Int = 40 << 20
     /// The most pixels one page may have, read from the header before decoding (decompression bombs).
@@ -165,7 +184,19 @@ public struct OCRConfiguration: Sendable, Equatable {
     public static let settings: [Setting<OCRConfiguration>] = [
         Setting(\.dataPath, flag: "tessdata", variable: "QUIRE_TESSDATA", .string("DIR"), help: "the folder of the *.traineddata language packs"),
         Setting(\.defaultLanguages, flag: "languages", variable: "QUIRE_LANGUAGES", .list(separator: "+", placeholder: "L"),
-                help: "the languages of a request that names none, e.g. eng+deu"),
+                help: "what a request that names no language is read in: auto (detected among every installed pack), eng+ita (detected among these), eng (always English)"),
+        Setting(\.secondLanguageShare, variable: "QUIRE_OCR_SECOND_LANGUAGE_SHARE", .integer(1...100),
+                help: "without a hint, a language found on at least this percentage of a page is read beside its main one"),
+        Setting(\.scriptBelowConfidence, variable: "QUIRE_OCR_SCRIPT_BELOW_CONFIDENCE", .number(0...1.01),
+                help: "without a hint, a first reading less confident than this has its script detected from the picture"),
+        Setting(\.scriptConfidence, variable: "QUIRE_OCR_SCRIPT_CONFIDENCE", .number(0...100),
+                help: "...and is read again with that script's pack where OSD names it with at least this confidence"),
+        Setting(\.languageKeepMargin, variable: "QUIRE_OCR_LANGUAGE_KEEP_MARGIN", .number(0...1),
+                help: "a reading in the languages found is kept unless its mean confidence is this much below the first reading's"),
+        Setting(\.scriptMinLetterBytes, variable: "QUIRE_OCR_SCRIPT_MIN_LETTER_BYTES", .integer(0...100_000),
+                help: "a reading in another script is kept only where this many bytes of its letters are reliably in one of its languages"),
+        Setting(\.scriptMinGlyphs, variable: "QUIRE_OCR_SCRIPT_MIN_GLYPHS", .integer(1...1_000),
+                help: "the fewest glyphs script detection looks at before it answers"),
         Setting(\.maxImageBytes, variable: "QUIRE_MAX_IMAGE_BYTES", .integer(1_024...(1 << 31)), help: "the largest image file accepted (bytes)"),
         Setting(\.maxPixels, variable: "QUIRE_MAX_PIXELS", .integer(10_000...1_000_000_000), help: "the largest page in pixels, checked before decoding"),
         Setting(\.maxPages, variable: "QUIRE_MAX_PAGES", .integer(1...10_000), help: "the most pages one request may read (PDF, multi-page TIFF)"),

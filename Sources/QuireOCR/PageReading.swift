@@ -17,15 +17,43 @@ extension Recognizer {
         /// The reader the policy wanted for this page and this worker does not have (a worker that can
         /// hand the request to one that has it does: ``SceneHandOff``).
         var missing: EngineRole?
+        /// The packs the page was read with.
+        var languages: [String] = []
+        /// The upright page as the page reader saw it (for script detection); nil from the picture reader.
+        var image: Image?
     }
 
     /// Reads one page as `policy` says: with its first reader, then with its second where the first
     /// reading asks for it, keeping the one the policy prefers; the `engine` step records what was
     /// measured and chosen. Making the engines is not counted in the page's times.
     func readPage(_ source: PageSource, number: Int, request: OCRRequest, mode: OCRRequest.Mode, outputs: Set<OCRRequest.Output>,
-                  policy: EnginePolicy, session: inout EngineSession) throws(WireError) -> PageRead {
+                  policy: EnginePolicy, plan: LanguagePlan, session: inout EngineSession) throws(WireError) -> PageRead {
+        var read = try readPageInLanguage(source, number: number, request: request, mode: mode, outputs: outputs, policy: policy, plan: plan, session: &session)
+        LanguageReport.annotate(&read.page, readWith: read.languages)
+        // Of the packs read with, those whose languages were found (the picture reader is given Chinese
+        // and Japanese with English; an English sign names English only).
+        var found: [String] = []
+        for language in read.page.detectedLanguages ?? [] {
+            if let pack = Languages.resolve(language.language, installed: Set(read.languages)), !found.contains(pack) { found.append(pack) }
+        }
+        read.languages = found.isEmpty ? Array(read.languages.prefix(1)) : found
+        read.image = nil
+        return read
+    }
+
+    /// ``readPage``'s reading before the languages are reported: with the first reader in the plan's
+    /// languages, again in the languages that reading finds (``LanguagePlan``), then by the second
+    /// reader where the policy asks for it.
+    private func readPageInLanguage(_ source: PageSource, number: Int, request: OCRRequest, mode: OCRRequest.Mode, outputs: Set<OCRRequest.Output>,
+                                    policy: EnginePolicy, plan: LanguagePlan, session: inout EngineSession) throws(WireError) -> PageRead {
         var read = try read(source, number: number, request: request, mode: mode, outputs: outputs, with: session.reader(policy.first))
-        guard let second = policy.second, var parameters = policy.secondReading(after: read.page) else { return read }
+        read.languages = policy.first == .page ? session.pageLanguages : session.pictureLanguages
+        if policy.first == .page, !plan.hinted {
+            read = try detectLanguage(read, source: source, number: number, request: request, mode: mode, outputs: outputs, plan: plan, session: &session)
+        }
+        // The picture reader reads a page in its languages only (not a page found to be Korean).
+        guard let second = policy.second, engines.pictureReaderReads(read.languages),
+              var parameters = policy.secondReading(after: read.page) else { return read }
         guard let engine = try? session.reader(second) else {
             parameters["sceneAvailable"] = 0
             read.steps.append(.init(step: "engine", applied: false, parameters: parameters))
@@ -41,7 +69,8 @@ extension Recognizer {
             read.recognizeSeconds += other.prepareSeconds + other.recognizeSeconds
             return read
         }
-        other.steps = [.init(step: "engine", applied: true, parameters: parameters)]
+        other.steps = read.steps.filter { ["language", "script"].contains($0.step) } + [.init(step: "engine", applied: true, parameters: parameters)]
+        other.languages = session.pictureLanguages
         other.prepareSeconds += read.prepareSeconds
         other.recognizeSeconds += read.recognizeSeconds
         return other
@@ -156,7 +185,8 @@ extension Recognizer {
                                        quarterTurns: page.quarterTurns, mirrored: prepared.mirrored, deskewAngle: page.deskewAngle,
                                        transform: page.toStored)
         built.renderings = Self.renderings(of: built, outputs)
-        return PageRead(page: built, steps: steps, prepareSeconds: prepareSeconds, recognizeSeconds: recognizeSeconds, engine: engine.engineName)
+        return PageRead(page: built, steps: steps, prepareSeconds: prepareSeconds, recognizeSeconds: recognizeSeconds, engine: engine.engineName,
+                        image: page.image)
     }
 
     /// The text outputs asked for, rendered from the page's own result (its boxes are already those of

@@ -59,11 +59,11 @@ public final class Recognizer {
                 pageHeaders[number] = pageHeader
             }
         }
-        let languages = try engines.resolveLanguages(request.languages ?? configuration.defaultLanguages)
+        let plan = try LanguagePlan(requested: request.languages, engines: engines, configuration: configuration)
         let mode = request.mode ?? .document
         let outputs = Set(request.outputs ?? [.result])
-        let policy = try EnginePolicy(request.engine, languages: languages, engines: engines, configuration: configuration)
-        var session = EngineSession(engines, languages: languages)
+        var session = EngineSession(engines, plan: plan)
+        let policy = try EnginePolicy(request.engine, languages: session.pictureLanguages, engines: engines, configuration: configuration)
         // The first reader is made before decoding (a language set's first use on this thread), and
         // making it is not decoding.
         let firstEngine = try session.reader(policy.first).engineName
@@ -72,19 +72,21 @@ public final class Recognizer {
         var pages: [OCRResult.Page] = []
         var steps: [OCRResult.Step] = []
         var engineNames: [String] = []
+        var languages: [String] = []
         var missing: EngineRole?
         var decodeSeconds = Instant.now().seconds(since: start) - session.loadSeconds
         for number in pageNumbers {
             let source = PageSource.file(bytes, header: pageHeaders[number] ?? header, page: number - 1, exif: exif)
-            let read = try readPage(source, number: number, request: request, mode: mode, outputs: outputs, policy: policy, session: &session)
+            let read = try readPage(source, number: number, request: request, mode: mode, outputs: outputs, policy: policy, plan: plan, session: &session)
             if !engineNames.contains(read.engine) { engineNames.append(read.engine) }
+            languages += read.languages.filter { !languages.contains($0) }
             missing = missing ?? read.missing
             decodeSeconds += read.prepareSeconds
             recognizeSeconds += read.recognizeSeconds
             pages.append(read.page)
             steps += read.steps.map { var step = $0; step.page = number; return step }
         }
-        let result = ResultBuilder.result(pages: pages, engines: engineNames, noEngine: firstEngine, languages: languages, mode: mode,
+        let result = ResultBuilder.result(pages: pages, engines: engineNames, noEngine: firstEngine, languages: languages.isEmpty ? plan.initial : languages, mode: mode,
                                           format: header.format.rawValue, pageCount: max(1, header.pages),
                                           decodeSeconds: decodeSeconds, recognizeSeconds: recognizeSeconds, steps: steps)
         return Recognition(result: result, missing: missing)

@@ -54,11 +54,15 @@ public struct OrientationGuess: Sendable, Equatable {
     /// Degrees the page must be turned clockwise to be upright: 0, 90, 180 or 270.
     public var rotation: Int
     public var confidence: Double
+    /// The script most of the page's glyphs are in, as Tesseract's OSD names it (`Latin`, `Han`,
+    /// `Japanese`, `Korean`, `Cyrillic`, `Devanagari`…), and how sure it is (OSD's own scale, 0 and up).
     public var script: String
+    public var scriptConfidence: Double
 
-    public init(rotation: Int, confidence: Double, script: String) {
+    public init(rotation: Int, confidence: Double, script: String, scriptConfidence: Double = 0) {
         self.rotation = rotation
         self.confidence = confidence
         self.script = script
+        self.scriptConfidence = scriptConfidence
     }
 }

@@ -82,9 +82,15 @@ public final class FakeEngines: EngineFactory {
         self.pictureLanguages = pictureLanguages
     }
 
+    /// Page readers for particular language sets (`"rus"`, `"ita+eng"`), where a test reads a page
+    /// differently in each; `page` reads in the others.
+    public var pagesByLanguages: [String: FakeRecognizer] = [:]
+    /// What orientation and script detection says of every page; nil: no detector.
+    public var detected: OrientationGuess?
+
     public func pageReader(languages: [String]) throws(WireError) -> any TextRecognizer {
         asked.append((.page, languages))
-        guard let page else { throw WireError(.engineFailure, "no page reader in this test") }
+        guard let page = pagesByLanguages[languages.joined(separator: "+")] ?? page else { throw WireError(.engineFailure, "no page reader in this test") }
         return page
     }
 
@@ -94,5 +100,12 @@ public final class FakeEngines: EngineFactory {
         return picture
     }
 
-    public func orientationDetector() -> (any OrientationDetector)? { nil }
+    public func orientationDetector() -> (any OrientationDetector)? { detected.map(FakeDetector.init) }
+}
+
+/// An orientation and script detector that says the same of every image.
+public final class FakeDetector: OrientationDetector {
+    let guess: OrientationGuess
+    public init(_ guess: OrientationGuess) { self.guess = guess }
+    public func orientation(of image: Image) -> OrientationGuess? { guess }
 }

@@ -99,6 +99,7 @@ struct ResultJSONWriter {
         }
         box(l.boundingBox)
         key("confidence"); try optionalDouble(l.confidence)
+        try detectedLanguages(l.detectedLanguages)
         key("direction"); string(l.direction)
         key("languages"); strings(l.languages)
         key("polygon"); polygon(l.polygon)
@@ -110,6 +111,7 @@ struct ResultJSONWriter {
     mutating func paragraph(_ p: OCRResult.Paragraph) throws(NonConformingNumber) {
         key("boundingBox", open: true); box(p.boundingBox)
         key("confidence"); try optionalDouble(p.confidence)
+        try detectedLanguages(p.detectedLanguages)
         key("languages"); strings(p.languages)
         key("lines"); try array(p.lines) { w, l throws(NonConformingNumber) in try w.line(l) }
         key("polygon"); polygon(p.polygon)
@@ -120,6 +122,7 @@ struct ResultJSONWriter {
     mutating func block(_ b: OCRResult.Block) throws(NonConformingNumber) {
         key("boundingBox", open: true); box(b.boundingBox)
         key("confidence"); try optionalDouble(b.confidence)
+        try detectedLanguages(b.detectedLanguages)
         key("languages"); strings(b.languages)
         key("paragraphs"); try array(b.paragraphs) { w, p throws(NonConformingNumber) in try w.paragraph(p) }
         key("polygon"); polygon(b.polygon)
@@ -131,6 +134,7 @@ struct ResultJSONWriter {
         key("blocks", open: true); try array(p.blocks) { w, b throws(NonConformingNumber) in try w.block(b) }
         key("confidence"); try optionalDouble(p.confidence)
         key("deskewAngle"); try double(p.deskewAngle)
+        try detectedLanguages(p.detectedLanguages)
         if let error = p.error {
             key("error")
             key("code", open: true); string(error.code.rawValue)
@@ -158,6 +162,17 @@ struct ResultJSONWriter {
         key("unit"); string(p.unit)
         key("width"); int(p.width)
         bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// `"detectedLanguages":[{"confidence":…,"language":…},…]`, left out when nil.
+    mutating func detectedLanguages(_ items: [OCRResult.DetectedLanguage]?) throws(NonConformingNumber) {
+        guard let items else { return }
+        key("detectedLanguages")
+        try array(items) { w, item throws(NonConformingNumber) in
+            w.key("confidence", open: true); try w.double(item.confidence)
+            w.key("language"); w.string(item.language)
+            w.bytes.append(UInt8(ascii: "}"))
+        }
     }
 
     mutating func metadata(_ m: OCRResult.Metadata) throws(NonConformingNumber) {

@@ -243,7 +243,7 @@ public final class Engine: TextRecognizer, OrientationDetector {
         guard TessBaseAPIDetectOrientationScript(handle, &degrees, &confidence, &script, &scriptConfidence) != 0 else { return nil }
         // Tesseract reports the counter-clockwise rotation the page has; turning it back is clockwise.
         return OrientationGuess(rotation: (360 - Int(degrees)) % 360, confidence: Double(confidence),
-                                script: script.map { String(cString: $0) } ?? "")
+                                script: script.map { String(cString: $0) } ?? "", scriptConfidence: Double(scriptConfidence))
     }
 
     /// Frees the last image and results (the engine stays initialised).

@@ -28,18 +28,25 @@ struct OCRResultJSONTests {
             R.Word(text: texts[(i + 1) % texts.count], boundingBox: box(i), polygon: polygon(i), confidence: numbers[(i + 3) % numbers.count],
                    languages: i % 2 == 0 ? [] : ["en", "de-CH"], break: ["space", "line", "none"][i % 3], symbols: (0..<(i % 4)).map(symbol))
         }
+        // Detected languages where the baseline is (both ways), with an odd tag and awkward numbers.
+        let detected: [R.DetectedLanguage]? = baseline ? [.init(language: "zh-Hant", confidence: 0.97), .init(language: "x\"/", confidence: -0.0)] : nil
         func line(_ i: Int) -> R.Line {
-            R.Line(text: texts[(i + 2) % texts.count], boundingBox: box(i), polygon: polygon(i), confidence: numbers[(i + 5) % numbers.count],
-                   languages: ["en"], baseline: baseline ? R.Baseline(start: R.Point(x: 1, y: 2), end: R.Point(x: -3, y: 4)) : nil,
-                   direction: "ltr", words: (0..<3).map { word(i * 3 + $0) })
+            var line = R.Line(text: texts[(i + 2) % texts.count], boundingBox: box(i), polygon: polygon(i), confidence: numbers[(i + 5) % numbers.count],
+                              languages: ["en"], baseline: baseline ? R.Baseline(start: R.Point(x: 1, y: 2), end: R.Point(x: -3, y: 4)) : nil,
+                              direction: "ltr", words: (0..<3).map { word(i * 3 + $0) })
+            line.detectedLanguages = i % 2 == 0 ? detected : []
+            return line
         }
-        let paragraph = R.Paragraph(text: texts[3], boundingBox: box(5), polygon: polygon(5), confidence: nil, languages: [], lines: (0..<3).map(line))
-        let block = R.Block(text: texts[4], boundingBox: box(6), polygon: [], confidence: 0.5, languages: ["fr"], paragraphs: [paragraph, paragraph])
+        var paragraph = R.Paragraph(text: texts[3], boundingBox: box(5), polygon: polygon(5), confidence: nil, languages: [], lines: (0..<3).map(line))
+        paragraph.detectedLanguages = detected
+        var block = R.Block(text: texts[4], boundingBox: box(6), polygon: [], confidence: 0.5, languages: ["fr"], paragraphs: [paragraph, paragraph])
+        block.detectedLanguages = detected.map { Array($0.prefix(1)) }
         let keys = ["b", "A", "a", "a10", "a2", "é", "_x", "Z", "aa", "a ", "\"q\""]
         var page = R.Page(pageNumber: 1, width: 2100, height: -1, unit: "pixel", rotation: 270, mirrored: true, deskewAngle: -0.0,
                           transform: [1, 0, -0.25, 1e-9, 3.5, 0], recognitionScale: 2.8, text: texts[1], confidence: 0.871,
                           languages: ["en"], blocks: [block, R.Block(text: "", boundingBox: box(0), polygon: [], confidence: nil, languages: [], paragraphs: [])],
                           renderings: renderings ? Dictionary(uniqueKeysWithValues: keys.map { ($0, "v/\($0)") }) : nil)
+        page.detectedLanguages = detected
         // A PDF page's members: its resolution, and an error where it could not be read.
         if renderings {
             page.resolution = 300
