@@ -13,9 +13,13 @@ import QuireWire
 /// - Boxes are the result's (pixels of the upright uploaded page, `MeasurementUnit` pixel); `WC` is
 ///   the word's confidence 0…1 (Tesseract writes `0.` followed by its percentage, so 0.5 for 5%), left
 ///   out when the result has none; `PC` is the page's. `BASELINE` is the line's two baseline points,
-///   `x1,y1 x2,y2` (ALTO 4.2's point list). `LANG` is BCP-47: the paragraph's first language on the
-///   `TextBlock`, a word's own when it differs, the page's first on `Page` (4.4); `BASEDIRECTION`
-///   (4.3) marks lines that do not read left to right.
+///   `x1,y1 x2,y2` (ALTO 4.2's point list). `LANG` (`xsd:language`, BCP-47) is the language
+///   identified in the text where there is one, else the model that read it: the page's on `Page`
+///   (4.4, "default language for text on this page"), with the other languages written below it in
+///   `OTHERLANGS` (4.4); the paragraph's on every `TextBlock` (as Tesseract writes it; `ComposedBlock`
+///   has no `LANG`); a line's on `TextLine` and a word's on `String` only where it differs from what
+///   it is in, since ALTO's lower levels override the default above them. `BASEDIRECTION` (4.3) marks
+///   lines that do not read left to right.
 /// - IDs are unique in a document of many pages (`xsd:ID`): each is prefixed with the page number and
 ///   counts through the page (`string_2_7` is page 2's seventh word); `PHYSICAL_IMG_NR` is the page's
 ///   1-based number in the uploaded file.
@@ -60,39 +64,46 @@ public enum ALTO {
     /// puts in `Layout`, and what the `ocr` service returns per page.
     public static func page(_ page: OCRResult.Page) -> String {
         let p = page.pageNumber
-        var out = "\t\t<Page WIDTH=\"\(page.width)\" HEIGHT=\"\(page.height)\" PHYSICAL_IMG_NR=\"\(p)\" ID=\"page_\(p)\""
-        if let confidence = page.confidence { out += " PC=\"\(score(confidence))\"" }
-        if let language = page.languages.first { out += " LANG=\"\(RenderingSupport.escaped(language))\"" }
-        out += ">\n"
-        out += "\t\t\t<PrintSpace HPOS=\"0\" VPOS=\"0\" WIDTH=\"\(page.width)\" HEIGHT=\"\(page.height)\">\n"
+        let pageLanguage = DetectedLanguages.main(page)
+        let levels = DetectedLanguages.Levels(page)
+        // Everything below the page, written first so that the page can list its other languages.
+        var body = ""
+        var others: [String] = []
+        func lang(_ language: String?, unless parent: String?) -> String {
+            guard let language, language != parent else { return "" }
+            if language != pageLanguage, !others.contains(language) { others.append(language) }
+            return " LANG=\"\(RenderingSupport.escaped(language))\""
+        }
         var blockCount = 0, paragraphCount = 0, lineCount = 0, wordCount = 0
         for block in page.blocks where block.hasWords {
             blockCount += 1
-            out += "\t\t\t\t<ComposedBlock ID=\"cblock_\(p)_\(blockCount)\"\(position(block.boundingBox))>\n"
+            body += "\t\t\t\t<ComposedBlock ID=\"cblock_\(p)_\(blockCount)\"\(position(block.boundingBox))>\n"
+            let blockLanguage = levels.own(block) ?? pageLanguage
             for paragraph in block.paragraphs where paragraph.hasWords {
                 paragraphCount += 1
-                let language = paragraph.languages.first
-                out += "\t\t\t\t\t<TextBlock ID=\"block_\(p)_\(paragraphCount)\"\(position(paragraph.boundingBox))"
-                if let language { out += " LANG=\"\(RenderingSupport.escaped(language))\"" }
-                out += ">\n"
+                let ownLanguage = levels.own(paragraph)
+                let language = ownLanguage ?? blockLanguage
+                body += "\t\t\t\t\t<TextBlock ID=\"block_\(p)_\(paragraphCount)\"\(position(paragraph.boundingBox))"
+                body += lang(language, unless: nil)
+                body += ">\n"
                 for line in paragraph.lines where line.hasWords {
                     lineCount += 1
-                    out += "\t\t\t\t\t\t<TextLine ID=\"line_\(p)_\(lineCount)\"\(position(line.boundingBox))"
+                    let lineLanguage = levels.own(line) ?? language
+                    var out = "\t\t\t\t\t\t<TextLine ID=\"line_\(p)_\(lineCount)\"\(position(line.boundingBox))"
                     if let baseline = line.baseline {
                         out += " BASELINE=\"\(baseline.start.x),\(baseline.start.y) \(baseline.end.x),\(baseline.end.y)\""
                     }
                     if ["rtl", "ttb", "btt"].contains(line.direction) {
                         out += " BASEDIRECTION=\"\(line.direction)\""
                     }
+                    out += lang(lineLanguage, unless: language)
                     out += ">\n"
                     for (index, word) in line.words.enumerated() {
                         wordCount += 1
                         out += "\t\t\t\t\t\t\t<String ID=\"string_\(p)_\(wordCount)\"\(position(word.boundingBox))"
                         if let confidence = word.confidence { out += " WC=\"\(score(confidence))\"" }
                         out += " CONTENT=\"\(RenderingSupport.escaped(word.text))\""
-                        if let wordLanguage = word.languages.first, wordLanguage != language {
-                            out += " LANG=\"\(RenderingSupport.escaped(wordLanguage))\""
-                        }
+                        out += lang(levels.own(word, in: line), unless: lineLanguage)
                         out += "/>"
                         if index + 1 < line.words.count {
                             out += space(between: word.boundingBox, and: line.words[index + 1].boundingBox, vertical: line.direction == "ttb")
@@ -100,11 +111,22 @@ public enum ALTO {
                         out += "\n"
                     }
                     out += "\t\t\t\t\t\t</TextLine>\n"
+                    body += out
                 }
-                out += "\t\t\t\t\t</TextBlock>\n"
+                body += "\t\t\t\t\t</TextBlock>\n"
             }
-            out += "\t\t\t\t</ComposedBlock>\n"
+            body += "\t\t\t\t</ComposedBlock>\n"
         }
+        for detected in page.detectedLanguages ?? [] where detected.language != pageLanguage && !others.contains(detected.language) {
+            others.append(detected.language)
+        }
+        var out = "\t\t<Page WIDTH=\"\(page.width)\" HEIGHT=\"\(page.height)\" PHYSICAL_IMG_NR=\"\(p)\" ID=\"page_\(p)\""
+        if let confidence = page.confidence { out += " PC=\"\(score(confidence))\"" }
+        if let pageLanguage { out += " LANG=\"\(RenderingSupport.escaped(pageLanguage))\"" }
+        if !others.isEmpty { out += " OTHERLANGS=\"\(RenderingSupport.escaped(others.joined(separator: " ")))\"" }
+        out += ">\n"
+        out += "\t\t\t<PrintSpace HPOS=\"0\" VPOS=\"0\" WIDTH=\"\(page.width)\" HEIGHT=\"\(page.height)\">\n"
+        out += body
         out += "\t\t\t</PrintSpace>\n\t\t</Page>\n"
         return out
     }

@@ -27,7 +27,8 @@ public enum AzureRead {
 
     public struct ReadResult: Codable, Sendable, Equatable {
         public var page: Int
-        /// The page's main language (BCP-47), when known.
+        /// The page's most likely language (BCP-47: `it`, `zh-Hant`, the codes of the 3.2 swagger's
+        /// `OcrDetectionLanguage`), when known. Azure gives no confidence for it.
         public var language: String?
         public var angle: Double
         /// In `unit`s: pixels of an image; inches of a PDF page, as Azure gives them.
@@ -74,17 +75,23 @@ public enum AzureRead {
     /// Tesseract reads print and does not classify handwriting, so every line's style is `other`; its
     /// confidence is the line's recognition confidence (a line Tesseract read poorly is not vouched
     /// for as print either).
+    ///
+    /// A page's `language` is the one identified in it, else the first it was read with; a line's is
+    /// given only where it differs from its page's, as in Azure's example (an English page with one
+    /// Spanish line), and on a page where languages were identified only for lines identified
+    /// themselves (`DetectedLanguages.Levels`).
     public static func analyzeResult(_ result: OCRResult) -> AnalyzeResult {
         AnalyzeResult(version: version, modelVersion: modelVersion, readResults: result.pages.map { page in
             let geometry = PageGeometry(page)
-            let language = page.languages.first
+            let language = DetectedLanguages.main(page)
+            let levels = DetectedLanguages.Levels(page)
             let perInch = page.resolution.flatMap { $0 > 0 ? Double($0) : nil }
             func measure(_ pixels: Int) -> Double { perInch.map { (Double(pixels) / $0 * 10_000).rounded() / 10_000 } ?? Double(pixels) }
             return ReadResult(
                 page: page.pageNumber, language: language, angle: geometry.textAngle, width: measure(geometry.width), height: measure(geometry.height),
                 unit: perInch == nil ? "pixel" : "inch",
                 lines: page.lines.map { line in
-                    Line(language: line.languages.first.flatMap { $0 == language ? nil : $0 },
+                    Line(language: levels.own(line).flatMap { $0 == language ? nil : $0 },
                          boundingBox: geometry.flat(line.polygon, box: line.boundingBox).map(measure), text: line.text,
                          appearance: Appearance(style: Style(name: "other", confidence: rounded(line.confidence ?? 0))),
                          words: line.words.map { word in

@@ -95,9 +95,11 @@ public enum CloudVision {
         public var text: String
     }
 
+    /// `TextAnnotation.DetectedLanguage`: a BCP-47 code and the confidence of the identification,
+    /// 0…1 (proto3 `float`). A language known only as the model that read the text has no confidence:
+    /// absent, proto3's default 0.
     public struct DetectedLanguage: Codable, Sendable, Equatable {
         public var languageCode: String
-        /// Tesseract gives no confidence for a language: absent (proto3's default 0).
         public var confidence: Double?
     }
 
@@ -116,9 +118,20 @@ public enum CloudVision {
         /// nil when it would be empty (proto3 JSON leaves an empty message's field out only when unset;
         /// Google does not set it).
         static func make(languages: [String], break brk: BreakType? = nil) -> TextProperty? {
-            guard !languages.isEmpty || brk != nil else { return nil }
-            return TextProperty(detectedLanguages: languages.isEmpty ? nil : languages.map { DetectedLanguage(languageCode: $0, confidence: nil) },
-                                detectedBreak: brk.map(DetectedBreak.init))
+            make(detected: nil, languages: languages, break: brk)
+        }
+
+        /// The languages identified in the text, with their confidences, most likely first; where none
+        /// were identified, the models that read it, without a confidence.
+        static func make(detected: [OCRResult.DetectedLanguage]?, languages: [String], break brk: BreakType? = nil) -> TextProperty? {
+            let found: [DetectedLanguage]
+            if let detected, !detected.isEmpty {
+                found = detected.map { DetectedLanguage(languageCode: $0.language, confidence: $0.confidence > 0 ? AzureRead.rounded($0.confidence) : nil) }
+            } else {
+                found = languages.map { DetectedLanguage(languageCode: $0, confidence: nil) }
+            }
+            guard !found.isEmpty || brk != nil else { return nil }
+            return TextProperty(detectedLanguages: found.isEmpty ? nil : found, detectedBreak: brk.map(DetectedBreak.init))
         }
     }
 
@@ -209,21 +222,23 @@ public enum CloudVision {
                                        boundingBox: poly(symbol.polygon, symbol.boundingBox), text: symbol.text,
                                        confidence: confidence(symbol.confidence))
                             }
-                            paragraphWords.append(Word(property: TextProperty.make(languages: word.languages), boundingBox: wordPoly,
+                            // The identifier reads lines, so a word's language is its line's; a word
+                            // of a line too short to identify keeps the model that read it.
+                            paragraphWords.append(Word(property: TextProperty.make(detected: line.detectedLanguages, languages: word.languages), boundingBox: wordPoly,
                                                        symbols: symbols, confidence: confidence(word.confidence)))
                         }
                     }
                     guard !paragraphWords.isEmpty else { continue }
-                    paragraphs.append(Paragraph(property: TextProperty.make(languages: paragraph.languages),
+                    paragraphs.append(Paragraph(property: TextProperty.make(detected: DetectedLanguages.of(paragraph), languages: paragraph.languages),
                                                 boundingBox: poly(paragraph.polygon, paragraph.boundingBox), words: paragraphWords,
                                                 confidence: confidence(paragraph.confidence)))
                 }
                 guard !paragraphs.isEmpty else { continue }
-                blocks.append(Block(property: TextProperty.make(languages: block.languages), boundingBox: poly(block.polygon, block.boundingBox),
+                blocks.append(Block(property: TextProperty.make(detected: block.detectedLanguages, languages: block.languages), boundingBox: poly(block.polygon, block.boundingBox),
                                     paragraphs: paragraphs, blockType: "TEXT", confidence: confidence(block.confidence)))
             }
             let points = { (pixels: Int) in perInch.map { Int((Double(pixels) * 72 / $0).rounded()) } ?? pixels }
-            pages.append(Page(property: TextProperty.make(languages: page.languages), width: points(geometry.width), height: points(geometry.height),
+            pages.append(Page(property: TextProperty.make(detected: page.detectedLanguages, languages: page.languages), width: points(geometry.width), height: points(geometry.height),
                               blocks: blocks, confidence: confidence(page.confidence)))
         }
         guard !words.isEmpty else { return Response() }
@@ -234,7 +249,8 @@ public enum CloudVision {
         guard !allPoints.isEmpty else { return Response(fullTextAnnotation: TextAnnotation(pages: pages, text: text)) }
         let xs = allPoints.map(\.x), ys = allPoints.map(\.y)
         let (x0, y0, x1, y1) = (xs.min() ?? 0, ys.min() ?? 0, xs.max() ?? 0, ys.max() ?? 0)
-        let whole = EntityAnnotation(locale: result.pages.first?.languages.first ?? result.metadata.languages.first, description: text,
+        // `locale` is the language of the whole text: the first page's most likely one.
+        let whole = EntityAnnotation(locale: result.pages.first.flatMap { DetectedLanguages.main($0) } ?? result.metadata.languages.first, description: text,
                                      boundingPoly: BoundingPoly(vertices: [Vertex(x: x0, y: y0), Vertex(x: x1, y: y0), Vertex(x: x1, y: y1), Vertex(x: x0, y: y1)]))
         return Response(textAnnotations: [whole] + words, fullTextAnnotation: TextAnnotation(pages: pages, text: text))
     }

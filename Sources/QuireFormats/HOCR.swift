@@ -11,7 +11,11 @@ import QuireWire
 /// What differs from Tesseract's own hOCR, and why:
 /// - `lang` holds the result's BCP-47 tags (`en`, `hi`), as HTML's `lang` wants, not Tesseract's pack
 ///   names (`eng`); so `ocrp_lang` (and `ocrp_dir`) are listed in `ocr-capabilities`, as the spec requires
-///   of a document that carries those attributes.
+///   of a document that carries those attributes. It is the language identified in the text where there
+///   is one, else the model that read it. Every `ocr_par` has it, as in Tesseract's output (tools look
+///   for it there); a page, block, line or word has it only where it differs from what it is in (HTML's
+///   `lang` is inherited): a page from the document's, a block from its page's, a line from its
+///   paragraph's, a word from its line's.
 /// - A word without a confidence has no `x_wconf` (Tesseract always has one); no `x_size`,
 ///   `x_descenders`, `x_ascenders`, font or character boxes: the result does not keep them.
 /// - `image` is in the page's title only when the caller names the image (Tesseract writes `"unknown"`).
@@ -47,7 +51,7 @@ public enum HOCR {
         }
         out += " </head>\n <body>\n"
         for page in result.pages {
-            out += self.page(page, imageName: imageName)
+            out += self.page(page, imageName: imageName, documentLanguage: result.metadata.languages.first)
         }
         out += " </body>\n</html>\n"
         return out
@@ -55,39 +59,43 @@ public enum HOCR {
 
     /// One page's `<div class='ocr_page'>` and everything in it, as Tesseract's `GetHOCRText` returns it
     /// (the fragment `document` puts in `<body>`, and what the `ocr` service returns per page).
-    public static func page(_ page: OCRResult.Page, imageName: String? = nil) -> String {
+    /// `documentLanguage` is the `lang` of the document the fragment goes into: the page says its own
+    /// language where it differs (a fragment on its own, nil here, always says it when known).
+    public static func page(_ page: OCRResult.Page, imageName: String? = nil, documentLanguage: String? = nil) -> String {
         let p = page.pageNumber
         let image = imageName.map { "image \"\(RenderingSupport.escaped($0))\"; " } ?? ""
-        var out = "  <div class='ocr_page' id='page_\(p)' title='\(image)bbox 0 0 \(page.width) \(page.height); ppageno \(p - 1)'>\n"
+        let pageLanguage = DetectedLanguages.main(page)
+        let levels = DetectedLanguages.Levels(page)
+        var out = "  <div class='ocr_page' id='page_\(p)'\(lang(pageLanguage, unless: documentLanguage)) title='\(image)bbox 0 0 \(page.width) \(page.height); ppageno \(p - 1)'>\n"
         var blockCount = 0, paragraphCount = 0, lineCount = 0, wordCount = 0
         for block in page.blocks where block.hasWords {
             blockCount += 1
-            out += "   <div class='ocr_carea' id='block_\(p)_\(blockCount)'\(title(block.boundingBox))>"
+            let blockLanguage = levels.own(block) ?? pageLanguage
+            out += "   <div class='ocr_carea' id='block_\(p)_\(blockCount)'\(lang(blockLanguage, unless: pageLanguage ?? documentLanguage))\(title(block.boundingBox))>"
             for paragraph in block.paragraphs where paragraph.hasWords {
                 paragraphCount += 1
                 let lines = paragraph.lines.filter(\.hasWords)
                 let rightToLeft = lines.allSatisfy { $0.direction == "rtl" }
-                let language = paragraph.languages.first
+                let ownLanguage = levels.own(paragraph)
+                let language = ownLanguage ?? blockLanguage
                 out += "\n    <p class='ocr_par'"
                 if rightToLeft { out += " dir='rtl'" }
-                out += " id='par_\(p)_\(paragraphCount)'"
-                if let language { out += " lang='\(RenderingSupport.escaped(language))'" }
+                out += " id='par_\(p)_\(paragraphCount)'\(lang(language, unless: nil))"
                 out += "\(title(paragraph.boundingBox))>"
                 for line in lines {
                     lineCount += 1
+                    let lineLanguage = levels.own(line) ?? language
                     out += "\n     <span class='ocr_line'"
                     if line.direction == "rtl", !rightToLeft { out += " dir='rtl'" }
                     if line.direction == "ltr", rightToLeft { out += " dir='ltr'" }
-                    out += " id='line_\(p)_\(lineCount)'\(title(line.boundingBox, baseline: baseline(line)))>"
+                    out += " id='line_\(p)_\(lineCount)'\(lang(lineLanguage, unless: language))\(title(line.boundingBox, baseline: baseline(line)))>"
                     for word in line.words {
                         wordCount += 1
                         let (l, t, r, b) = RenderingSupport.corners(word.boundingBox)
                         out += "\n      <span class='ocrx_word' id='word_\(p)_\(wordCount)' title='bbox \(l) \(t) \(r) \(b)"
                         if let confidence = word.confidence { out += "; x_wconf \(RenderingSupport.percent(confidence))" }
                         out += "'"
-                        if let wordLanguage = word.languages.first, wordLanguage != language {
-                            out += " lang='\(RenderingSupport.escaped(wordLanguage))'"
-                        }
+                        out += lang(levels.own(word, in: line), unless: lineLanguage)
                         out += ">\(RenderingSupport.escaped(word.text))</span>"
                     }
                     out += "\n     </span>"
@@ -112,6 +120,12 @@ public enum HOCR {
         let slope = (y2 - y1) / (x2 - x1)
         let offset = y1 - slope * x1
         return ((slope * 1000).rounded() / 1000, (offset * 1000).rounded() / 1000)
+    }
+
+    /// ` lang='…'` when `language` is known and is not `parent` (which the element inherits); else nothing.
+    private static func lang(_ language: String?, unless parent: String?) -> String {
+        guard let language, language != parent else { return "" }
+        return " lang='\(RenderingSupport.escaped(language))'"
     }
 
     /// ` title="bbox l t r b[; baseline s o]"`: double quotes here, as Tesseract writes blocks, paragraphs

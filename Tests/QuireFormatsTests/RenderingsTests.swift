@@ -72,7 +72,7 @@ private enum Sample {
 
 /// A parsed XML document: every element in document order with its attributes and the text inside it
 /// (nested elements' text included), or a thrown error when the text is not well-formed XML.
-private struct ParsedXML {
+struct ParsedXML {
     struct Element {
         var name: String
         var attributes: [String: String]
@@ -175,7 +175,7 @@ struct HOCRRenderingTests {
     @Test("a page's fragment, verbatim")
     func pageVerbatim() {
         let expected = """
-              <div class='ocr_page' id='page_1' title='image "scan &amp; co.png"; bbox 0 0 600 400; ppageno 0'>
+              <div class='ocr_page' id='page_1' lang='en' title='image "scan &amp; co.png"; bbox 0 0 600 400; ppageno 0'>
                <div class='ocr_carea' id='block_1_1' title="bbox 40 30 540 150">
                 <p class='ocr_par' id='par_1_1' lang='en' title="bbox 40 30 540 150">
                  <span class='ocr_line' id='line_1_1' title="bbox 40 30 340 80; baseline 0.01 -8">
@@ -279,7 +279,7 @@ struct ALTORenderingTests {
     @Test("a page's fragment, verbatim")
     func pageVerbatim() {
         let expected = """
-            \t\t<Page WIDTH="600" HEIGHT="400" PHYSICAL_IMG_NR="1" ID="page_1" PC="0.8" LANG="en">
+            \t\t<Page WIDTH="600" HEIGHT="400" PHYSICAL_IMG_NR="1" ID="page_1" PC="0.8" LANG="en" OTHERLANGS="hi">
             \t\t\t<PrintSpace HPOS="0" VPOS="0" WIDTH="600" HEIGHT="400">
             \t\t\t\t<ComposedBlock ID="cblock_1_1" HPOS="40" VPOS="30" WIDTH="500" HEIGHT="120">
             \t\t\t\t\t<TextBlock ID="block_1_1" HPOS="40" VPOS="30" WIDTH="500" HEIGHT="120" LANG="en">
