@@ -191,17 +191,26 @@ public struct OCRAccuracyRow: Sendable, Codable, Equatable {
     /// order they first appear), then half A and half B. `groups[i]` and `halves[i]` label image `i`;
     /// `quire` and `cli` hold the scores of the images with a truth, by the same index.
     static func rows(groups: [String], halves: [Half], quire: [Int: ImageAccuracy], cli: [Int: ImageAccuracy]?) -> [OCRAccuracyRow] {
-        var names: [String] = []
-        for group in groups where !names.contains(group) { names.append(group) }
-        var selections: [(String, Scope, [Int])] = [(names.count == 1 && !names[0].isEmpty ? names[0] : "all", .all, Array(groups.indices))]
-        if names.count > 1 {
-            selections += names.map { name in (name.isEmpty ? "(none)" : name, .group, groups.indices.filter { groups[$0] == name }) }
-        }
-        selections += Half.allCases.map { half in ("half \(half.rawValue)", .half, halves.indices.filter { halves[$0] == half }) }
-        return selections.compactMap { name, scope, indices in
+        selections(groups: groups, halves: halves).compactMap { name, scope, indices in
             let q = AccuracyScore.pooled(indices.compactMap { quire[$0] })
             let c = cli.flatMap { scores in AccuracyScore.pooled(indices.compactMap { scores[$0] }) }
             return q == nil && c == nil ? nil : OCRAccuracyRow(group: name, scope: scope, quire: q, cli: c)
         }
+    }
+
+    /// How a set's images are cut for its tables: all of them (named by their group when there is
+    /// only one), each group when there is more than one (in the order they first appear), then half
+    /// A and half B; by index into `groups` and `halves`, which label the same images.
+    static func selections(groups: [String], halves: [Half]) -> [(name: String, scope: Scope, indices: [Int])] {
+        var names: [String] = []
+        for group in groups where !names.contains(group) { names.append(group) }
+        var selections: [(name: String, scope: Scope, indices: [Int])] = [
+            (names.count == 1 && !names[0].isEmpty ? names[0] : "all", .all, Array(groups.indices)),
+        ]
+        if names.count > 1 {
+            selections += names.map { name in (name.isEmpty ? "(none)" : name, .group, groups.indices.filter { groups[$0] == name }) }
+        }
+        selections += Half.allCases.map { half in ("half \(half.rawValue)", .half, halves.indices.filter { halves[$0] == half }) }
+        return selections
     }
 }

@@ -43,6 +43,10 @@ public struct OCRBenchOptions: Sendable, Equatable {
             configuration.maxRecognitionPixels = .max
         }
     }
+    /// Also read every image through Quire without languages (the request names none, so the worker
+    /// detects them), in the same passes, and report that reading's accuracy, whether the page's
+    /// language came out right, what English pages pay for it and what detection costs (issue 35).
+    public var detect = false
     /// The `tesseract` executable; nil skips the CLI.
     public var tesseract: String? = "/usr/bin/tesseract"
     /// One image not answered (or one `tesseract` process not finished) within this fails that image.

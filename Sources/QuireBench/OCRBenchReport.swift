@@ -160,6 +160,11 @@ public struct OCRBenchImageScore: Sendable, Codable, Equatable {
     public var quire: Scores?
     /// Nil when the CLI did not run.
     public var cli: Scores?
+    /// `--detect`: Quire's scores without languages in the request, the page language the manifest
+    /// names (BCP-47; nil without `lang`) and the one that reply reported (nil: none).
+    public var withoutLanguages: Scores? = nil
+    public var expectedLanguage: String? = nil
+    public var reportedLanguage: String? = nil
 }
 
 /// One folder's figures: its speed table, its accuracy table and what was left out.
@@ -202,6 +207,9 @@ public struct OCRBenchSet: Sendable, Codable, Equatable {
     public var nonImageFiles: Int
     /// With a manifest: image files in the folder that it does not list.
     public var unlistedImageFiles: Int
+    /// `--detect`: reading without languages against reading with them, cut as `accuracy` is (nil:
+    /// not measured).
+    public var detection: [OCRDetectionRow]? = nil
 
     /// The pooled accuracy row.
     var pooled: OCRAccuracyRow? { accuracy.first { $0.scope == .all } }
@@ -254,6 +262,9 @@ public struct OCRBenchReport: Sendable, Codable, Equatable {
     /// Every image Quire read with a CER more than 1 point above the CLI's, the largest difference
     /// first (nil: the CLI did not run).
     public var worseThanCLI: [OCRBenchWorseImage]?
+    /// `--detect` with several sets: each set's pooled detection row (named by the set), then all
+    /// sets' images pooled (`all sets`); nil otherwise.
+    public var detection: [OCRDetectionRow]? = nil
     /// 1-minute load average before and after: other processes compete for the same cores.
     public var loadAverageBefore: Double
     public var loadAverageAfter: Double
@@ -266,6 +277,10 @@ public struct OCRBenchReport: Sendable, Codable, Equatable {
         if several {
             lines += summaryTable()
             lines.append("")
+            if let detection {
+                lines += detectionTable(detection, first: "set")
+                lines.append("")
+            }
         }
         for set in sets {
             if several {
@@ -276,6 +291,10 @@ public struct OCRBenchReport: Sendable, Codable, Equatable {
             if !set.accuracy.isEmpty {
                 lines.append("")
                 lines += accuracyTable(set)
+            }
+            if let detection = set.detection, !detection.isEmpty {
+                lines.append("")
+                lines += detectionTable(detection, first: "group")
             }
             lines.append("")
             lines += notes(set)
@@ -355,6 +374,24 @@ public struct OCRBenchReport: Sendable, Codable, Equatable {
             if keys {
                 cells += [pair(row.quire?.datePercent, row.cli?.datePercent), pair(row.quire?.totalPercent, row.cli?.totalPercent)]
             }
+            lines.append("| " + cells.joined(separator: " | ") + " |")
+        }
+        return lines
+    }
+
+    /// Reading without languages against reading with them (`--detect`): one row per group, half or set.
+    func detectionTable(_ rows: [OCRDetectionRow], first: String) -> [String] {
+        var lines = [
+            "| \(first) | images | CER with languages | CER without | difference | page language right "
+                + "| English time without / with | detection ms p50 | detection ms p90 |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for row in rows {
+            let difference = row.cerDifferencePoints.map { ($0 >= 0 ? "+" : "−") + oneDecimal(abs($0)) } ?? "–"
+            let right = row.languageRightPercent.map { "\(row.languageRight) of \(row.languageImages) (\(oneDecimal($0)) %)" } ?? "–"
+            let english = row.englishTimeRatio.map { "\(twoDecimals($0))× (\(row.englishImages) page\(row.englishImages == 1 ? "" : "s"))" } ?? "–"
+            let cells = [row.group, String(row.images), percent(row.cerHintedPercent), percent(row.cerUnhintedPercent), difference, right,
+                         english, row.detectionP50Ms.map(milliseconds) ?? "–", row.detectionP90Ms.map(milliseconds) ?? "–"]
             lines.append("| " + cells.joined(separator: " | ") + " |")
         }
         return lines
@@ -480,6 +517,16 @@ public struct OCRBenchReport: Sendable, Codable, Equatable {
                 + "without extension) up to the first '.', and the documents, sorted by name, go alternately to A and B "
                 + "(tune on one half, confirm on the other). Quire from its one-in-flight replies, the CLI from its stdout; "
                 + "an image a way failed to read counts as read as no text.")
+        }
+        if detection != nil || sets.contains(where: { $0.detection != nil }) {
+            lines.append("Without languages (--detect): every image read once more by Quire, one in flight, with no languages in the "
+                + "request (the worker detects them), in the same passes as the other ways. CER with languages is Quire's one-in-flight "
+                + "reading above; difference: without minus with, points. Page language right: the page's first detected language "
+                + "(else the first language of its words) is the manifest's first lang as BCP-47 (chi_sim → zh-Hans, chi_tra → zh-Hant, "
+                + "distinct), over the images whose manifest names a lang. English time: the median over pages read with eng alone "
+                + "of each page's end-to-end time without languages over its time with them. Detection ms: per page, the result's "
+                + "script and language steps' ms summed (0 where absent). Issue 35's bars: difference at most +2.0, language right "
+                + "at least 90 %, English time at most 1.10×.")
         }
         lines.append("Cores used: CPU time of this process (and of the tesseract processes) over wall time while "
             + "measuring; others' cores: the rest of the machine's busy (and stolen) CPU time meanwhile, from /proc/stat. "

@@ -36,6 +36,8 @@ extension OCRBenchmark {
         /// Requested names (manifest) or resolved packs (the defaults).
         var languages: [String]
         var group: String
+        /// Whether the manifest's `lang` named them (not `defaults`).
+        var languagesListed = false
     }
 
     /// The images of one folder, sorted by path, or in the manifest's order when it has one. Without
@@ -91,7 +93,9 @@ extension OCRBenchmark {
                 throw BenchError("\(root)/manifest.tsv: cannot read it: \(error.localizedDescription)")
             }
             for row in manifest.rejected { problems.add(set, "manifest.tsv:\(row.line)", "scan", row.reason) }
-            candidates = manifest.entries.map { Candidate(name: $0.image, id: $0.id, languages: $0.languages, group: $0.group) }
+            candidates = manifest.entries.map {
+                Candidate(name: $0.image, id: $0.id, languages: $0.languages, group: $0.group, languagesListed: !$0.languages.isEmpty)
+            }
             let listed = Set(manifest.entries.map { URL(fileURLWithPath: $0.image, relativeTo: URL(fileURLWithPath: root + "/")).standardizedFileURL.path })
             scanned.unlisted = relative.filter { !listed.contains(root + "/" + $0) && sniffsAsImage($0) == true }.count
         } else {
@@ -173,6 +177,7 @@ extension OCRBenchmark {
                 image.half = halves[candidate.id] ?? .a
                 image.group = candidate.group
                 image.languages = packs
+                image.languagesListed = candidate.languagesListed
                 scanned.images.append(image)
             } catch {
                 problems.add(set, name, "scan", String(describing: error))

@@ -17,12 +17,16 @@ import Glibc
 
 
 extension OCRBenchmark {
-    enum Step: CaseIterable { case quireLoad, quireOne, cli, raw }
+    /// The ways of reading, in the order of the first pass; `quireUnhinted` (Quire without languages,
+    /// one in flight) only with `--detect`.
+    enum Step: CaseIterable { case quireLoad, quireOne, cli, raw, quireUnhinted }
 
     /// One pass: each way's tally, and whether other processes used the machine meanwhile.
     struct PassResult {
         var tallies: [Step: Tally] = [:]
         var replies: [Reply] = []
+        /// Quire's replies without languages (`--detect`).
+        var unhintedReplies: [Reply] = []
         var noisy = false
     }
 

@@ -18,8 +18,9 @@ import Glibc
 
 
 extension OCRBenchmark {
-    /// The request's JSON frame: the languages and the mode, the rest as the worker defaults it.
-    func requestFrame(languages: [String]) throws -> [UInt8] {
+    /// The request's JSON frame: the languages and the mode, the rest as the worker defaults it
+    /// (nil languages: none named, the worker detects them).
+    func requestFrame(languages: [String]?) throws -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return Array(try encoder.encode(OCRRequest(languages: languages, mode: options.mode, engine: options.engine)))
@@ -33,15 +34,20 @@ extension OCRBenchmark {
         let nanoseconds: UInt64
         let bytes: Int
         let summary: ReplySummary?
+        /// The page languages and detection steps, from a reply to a request without languages.
+        var detection: DetectionSummary? = nil
     }
 
     /// The broker, the OCR workers and the client: broker and workers share one context, as in
     /// `quire up`; the client has its own, as a separate process would. Then a warm-up for each
-    /// language set, until every worker has loaded its engine for it.
+    /// language set, until every worker has loaded its engine for it; with `--detect`, the same
+    /// images again without languages, so that whatever engines detection picks for them are loaded too.
     func startQuire(_ rig: QuireRig, images: [BenchImage], warmUps: [BenchImage]) throws {
         var frames: [String: [UInt8]] = [:]
         for image in warmUps { frames[image.languageKey] = try requestFrame(languages: image.languages) }
         rig.bodies = images.map { [frames[$0.languageKey] ?? [], $0.bytes] }
+        let unhinted = try requestFrame(languages: nil)
+        if options.detect { rig.unhintedBodies = images.map { [unhinted, $0.bytes] } }
         rig.inFlight = 2 * options.workers
         let brokerConfiguration = BrokerConfiguration(bind: "tcp://127.0.0.1:*", requestTimeout: options.requestTimeout)
         let ocr = WorkerGroup(service: OCRService.make(configuration: options.configuration), count: options.workers, threadName: "bench-ocr-worker")
@@ -67,11 +73,12 @@ extension OCRBenchmark {
 
         let workers = stack.workers
         let inFlight = rig.inFlight
-        for warmUp in warmUps {
-            let warmBody = [frames[warmUp.languageKey] ?? [], warmUp.bytes]
+        let rounds = warmUps.map { ($0, [frames[$0.languageKey] ?? [], $0.bytes], $0.languageKey) }
+            + (options.detect ? warmUps.map { ($0, [unhinted, $0.bytes], "no languages") } : [])
+        for (warmUp, warmBody, asked) in rounds {
             let warmName = warmUp.name
             let servedBefore = workers.map(\.requestsServed)
-            progress("Quire: warm-up with \(warmUp.name) (\(warmUp.languageKey)) until all \(workers.count) workers have loaded their engines")
+            progress("Quire: warm-up with \(warmUp.name) (\(asked)) until all \(workers.count) workers have loaded their engines")
             try awaitBlocking("Quire: the warm-up", timeout: options.phaseTimeout) {
                 repeat {
                     if let ended = stack.endedWorker {
@@ -142,16 +149,22 @@ extension OCRBenchmark {
     }
 
     /// Every image of `indices` once, one request in flight; the worker's timings are read from each
-    /// reply off the clock. Replies and tallies are by the image's index in `images`.
-    func quireSequentialPass(_ rig: QuireRig, images: [BenchImage], indices: [Int], problems: Problems) throws -> (Tally, [Reply]) {
+    /// reply off the clock. Replies and tallies are by the image's index in `images`. Without
+    /// languages (`--detect`), each request names none and each reply's detection is read too.
+    func quireSequentialPass(_ rig: QuireRig, images: [BenchImage], indices: [Int], problems: Problems,
+                             withoutLanguages: Bool = false) throws -> (Tally, [Reply]) {
         guard let client = rig.client else { throw BenchError("Quire: no client") }
-        let bodies = indices.map { rig.bodies[$0] }
+        let source = withoutLanguages ? rig.unhintedBodies : rig.bodies
+        guard indices.allSatisfy({ source.indices.contains($0) }) else { throw BenchError("Quire: no request for some images") }
+        let bodies = indices.map { source[$0] }
+        let phase = withoutLanguages ? "quire-detect" : "quire-latency"
         let members = indices.map { images[$0] }
         let stopAt = Instant.now() + options.phaseTimeout
         let hardLimit = Milliseconds(options.phaseTimeout.value + options.requestTimeout.value + 10_000)
         let start = Instant.now()
         let cpu0 = CPUSnapshot.now()
-        let replies = try awaitBlocking("Quire: the run with one in flight", timeout: hardLimit) { () async throws -> [Reply] in
+        let replies = try awaitBlocking(withoutLanguages ? "Quire: the run without languages" : "Quire: the run with one in flight",
+                                        timeout: hardLimit) { () async throws -> [Reply] in
             var out: [Reply] = []
             let decoder = JSONDecoder()
             for ticket in bodies.indices {
@@ -161,11 +174,15 @@ extension OCRBenchmark {
                     let reply = try await client.request(service: OCRService.name, body: bodies[ticket])
                     let elapsed = Instant.now().nanoseconds &- t0.nanoseconds
                     let summary = reply.first.flatMap { try? decoder.decode(ReplySummary.self, from: Data($0)) }
-                    out.append(Reply(image: indices[ticket], nanoseconds: elapsed, bytes: reply.first?.count ?? 0, summary: summary))
+                    var answer = Reply(image: indices[ticket], nanoseconds: elapsed, bytes: reply.first?.count ?? 0, summary: summary)
+                    if withoutLanguages {
+                        answer.detection = reply.first.flatMap { try? decoder.decode(DetectionSummary.self, from: Data($0)) }
+                    }
+                    out.append(answer)
                 } catch let error as ClientError where error.code == .cancelled {
                     throw error
                 } catch {
-                    problems.add(members[ticket], "quire-latency", String(describing: error))
+                    problems.add(members[ticket], phase, String(describing: error))
                 }
             }
             return out
@@ -215,6 +232,8 @@ extension OCRBenchmark {
 final class QuireRig: Rig {
     /// Each image's request (its languages' JSON frame, then the image), by its index in the run.
     var bodies: [[[UInt8]]] = []
+    /// The same without languages (`--detect`; empty otherwise).
+    var unhintedBodies: [[[UInt8]]] = []
     var inFlight = 2
     var stack: Stack?
     var client: QuireClient? { clients.first }

@@ -61,6 +61,9 @@ public final class OCRBenchmark: Sendable {
         var half: Half = .a
         /// Installed Tesseract packs to read it with (the manifest's `lang`, or `--languages`).
         var languages: [String] = []
+        /// Whether they are the manifest's `lang` for it (not `--languages`): only then is the page's
+        /// language known, for `--detect`.
+        var languagesListed = false
         /// The languages as the CLI's `-l` takes them and as engines are keyed: `chi_sim+eng`.
         var languageKey: String { languages.joined(separator: "+") }
         let format: ImageFormat
@@ -176,8 +179,9 @@ public final class OCRBenchmark: Sendable {
 
         // Measure, pass by pass, set by set.
         var passes = [[PassResult]](repeating: [], count: sets.count)
+        let steps = Step.allCases.filter { $0 != .quireUnhinted || options.detect }
         for pass in 0..<options.repeats {
-            let order = Step.allCases.indices.map { Step.allCases[($0 + pass) % Step.allCases.count] }
+            let order = steps.indices.map { steps[($0 + pass) % steps.count] }
             for (number, set) in sets.enumerated() {
                 let label = (options.repeats > 1 ? "pass \(pass + 1)/\(options.repeats)" : "") + (sets.count > 1 ? (options.repeats > 1 ? ", " : "") + set.name : "")
                 let prefix = label.isEmpty ? "" : label + ": "
@@ -192,6 +196,10 @@ public final class OCRBenchmark: Sendable {
                     case .quireOne:
                         name = "Quire, one in flight"
                         (tally, result.replies) = try quireSequentialPass(quire, images: images, indices: set.indices, problems: problems)
+                    case .quireUnhinted:
+                        name = "Quire without languages, one in flight"
+                        (tally, result.unhintedReplies) = try quireSequentialPass(quire, images: images, indices: set.indices,
+                                                                                  problems: problems, withoutLanguages: true)
                     case .cli:
                         guard let cli else { continue }
                         name = "tesseract CLI, \(options.workers) at a time"
@@ -220,8 +228,19 @@ public final class OCRBenchmark: Sendable {
 
         // Report.
         var setReports: [OCRBenchSet] = []
+        var detection: [OCRDetectionRow]?
+        var allSamples: [OCRDetectionSample] = []
         for (number, set) in sets.enumerated() {
-            setReports.append(report(set, passes: passes[number], images: images, quire: quire, raw: raw, cliRan: cli != nil, problems: problems))
+            let (setReport, samples) = report(set, passes: passes[number], images: images, quire: quire, raw: raw, cliRan: cli != nil,
+                                              problems: problems)
+            setReports.append(setReport)
+            allSamples += samples
+            if options.detect, sets.count > 1 {
+                detection = (detection ?? []) + [OCRDetectionRow(group: set.name, scope: .all, samples: samples)]
+            }
+        }
+        if options.detect, sets.count > 1 {
+            detection = (detection ?? []) + [OCRDetectionRow(group: "all sets", scope: .all, samples: allSamples)]
         }
         let worse = cli == nil ? nil : OCRBenchWorseImage.find(setReports.flatMap { set in set.scores.map { (set.name, $0) } })
         for index in setReports.indices where worse != nil {
@@ -232,13 +251,14 @@ public final class OCRBenchmark: Sendable {
             inFlight: quire.inFlight, repeats: options.repeats, tesseractVersion: Engine.version, cli: cliLine,
             ompThreadLimit: ProcessInfo.processInfo.environment["OMP_THREAD_LIMIT"] ?? "unset",
             passes: options.repeats, scalingDisabled: options.noScaling,
-            summary: setReports.map(OCRBenchSetSummary.init), sets: setReports, worseThanCLI: worse,
+            summary: setReports.map(OCRBenchSetSummary.init), sets: setReports, worseThanCLI: worse, detection: detection,
             loadAverageBefore: loadBefore, loadAverageAfter: Self.loadAverage())
     }
 
-    /// One set's figures from its passes.
+    /// One set's figures from its passes, and with `--detect` each image's reading without languages
+    /// beside its reading with them.
     func report(_ set: BenchSet, passes: [PassResult], images: [BenchImage], quire: QuireRig, raw: RawPool, cliRan: Bool,
-                problems: Problems) -> OCRBenchSet {
+                problems: Problems) -> (OCRBenchSet, [OCRDetectionSample]) {
         let clean = passes.filter { !$0.noisy }
         let used = clean.isEmpty ? passes : clean
         func total(_ step: Step) -> Tally {
@@ -301,6 +321,42 @@ public final class OCRBenchmark: Sendable {
             scores.append(OCRBenchImageScore(file: image.name, group: image.group, half: image.half, languages: image.languageKey,
                                              quire: OCRBenchImageScore.Scores(q), cli: c.map(OCRBenchImageScore.Scores.init)))
         }
+        var samples: [OCRDetectionSample] = []
+        if options.detect {
+            let unhinted = total(.quireUnhinted)
+            // The first reply for each image (the readings are the same from pass to pass).
+            var detections: [Int: DetectionSummary] = [:]
+            for reply in used.flatMap(\.unhintedReplies) where detections[reply.image] == nil {
+                if let detection = reply.detection { detections[reply.image] = detection }
+            }
+            for index in set.indices {
+                let image = images[index]
+                let hintedCER = image.truthText.map { truth in
+                    ImageAccuracy(truth: truth, keyFields: [:], text: quireTexts[index] ?? "").cer
+                }
+                let unhintedCER = image.truthText.map { truth in
+                    ImageAccuracy(truth: truth, keyFields: [:], text: unhinted.texts[index] ?? "").cer
+                }
+                samples.append(OCRDetectionSample(
+                    group: image.group, half: image.half,
+                    expected: OCRDetectionSample.expectedLanguage(packs: image.languages, listed: image.languagesListed),
+                    reported: detections[index]?.reportedLanguage,
+                    englishOnly: image.languagesListed && image.languages == ["eng"],
+                    hintedCER: hintedCER, unhintedCER: unhintedCER,
+                    hintedNanoseconds: sequential.perImage[index], unhintedNanoseconds: unhinted.perImage[index],
+                    detectionMs: detections[index]?.detectionMs ?? []))
+            }
+            for (position, index) in set.indices.enumerated() {
+                guard let scoreIndex = scores.firstIndex(where: { $0.file == images[index].name }) else { continue }
+                let sample = samples[position]
+                scores[scoreIndex].expectedLanguage = sample.expected
+                scores[scoreIndex].reportedLanguage = sample.reported
+                if let truth = images[index].truthText {
+                    scores[scoreIndex].withoutLanguages = OCRBenchImageScore.Scores(
+                        ImageAccuracy(truth: truth, keyFields: images[index].keyFields, text: unhinted.texts[index] ?? ""))
+                }
+            }
+        }
         let accuracy = OCRAccuracyRow.rows(groups: set.indices.map { images[$0].group }, halves: set.indices.map { images[$0].half },
                                            quire: quireScores, cli: cliRan ? cliScores : nil)
 
@@ -312,7 +368,7 @@ public final class OCRBenchmark: Sendable {
         var formats: [String] = []
         for image in members where !formats.contains(image.format.rawValue) { formats.append(image.format.rawValue) }
         let mine = problems.all.filter { $0.set == set.name }
-        return OCRBenchSet(
+        let report = OCRBenchSet(
             name: set.name, directory: set.directory, manifest: set.scanned.hasManifest, images: members.count,
             imageBytes: members.reduce(0) { $0 + $1.bytes.count }, formats: formats,
             largestPixels: largest.map { "\($0.width)×\($0.height)" } ?? "–",
@@ -322,7 +378,9 @@ public final class OCRBenchmark: Sendable {
             recognitionScales: raw.recognitionScales(indices: set.indices),
             accuracy: accuracy, slowerThanCLI: slow, worseThanCLI: nil, scores: scores,
             problems: mine.filter { $0.phase == "scan" } + mine.filter { $0.phase != "scan" }.prefix(50),
-            nonImageFiles: set.scanned.nonImages, unlistedImageFiles: set.scanned.unlisted)
+            nonImageFiles: set.scanned.nonImages, unlistedImageFiles: set.scanned.unlisted,
+            detection: options.detect ? OCRDetectionRow.rows(samples) : nil)
+        return (report, samples)
     }
 
     /// How many images ask for each language set.

@@ -13,6 +13,9 @@ enum BenchOCRCommand {
         Setting(\.noScaling, flag: "no-scaling", .switch,
                 help: "switch the worker's scaling policy off (for Quire and the raw engine): read every image at its own size, as the CLI does, "
                     + "to see what the policy costs or saves"),
+        Setting(\.detect, flag: "detect", .switch,
+                help: "also read every image through Quire without languages (the worker detects them) and report CER with and "
+                    + "without them, the page language's hits, English pages' time without a hint over with it, and detection's cost"),
         Setting(flag: "top-level", .switch, help: "only the images directly in DIR, not in its subfolders (a manifest lists its own)",
                 set: { options, topLevel in options.recursive = !topLevel }, get: { !$0.recursive }),
         Setting(\.tesseract, flag: "tesseract", SettingValue.string("PATH").optional(none: "off"),
@@ -68,6 +71,13 @@ enum BenchOCRCommand {
             on the other). With several sets a summary of all comes first. The report lists every
             image whose Quire CER is more than 1 point above the CLI's in the same run; --json has
             every image's scores as well.
+
+            --detect reads every image once more through Quire, one in flight, with no languages in
+            the request (the worker detects them), in the same passes, and adds a table per set: CER
+            with the languages and without and the difference in points, how often the page's
+            reported language is the manifest's first lang (as BCP-47; only images whose manifest
+            names one count), the median time ratio without/with over pages read with eng alone, and
+            the detection's cost per page (the result's script and language steps, median and p90).
 
             An image that cannot be read is reported and left out; one that fails in a run is reported
             with its file name. Every wait has a deadline. scripts/bench-images DIR makes a test set
