@@ -106,7 +106,10 @@ enum BenchOCRCommand {
         var options = OCRBenchOptions(directories: directories)
         options.configuration = try invocation.configured(OCRConfiguration(), OCRConfiguration.settings)
         options.engine = try invocation.value(engine).flatMap { OCRRequest.Engine(rawValue: $0) }
-        options.languages = options.configuration.defaultLanguages
+        // The languages of images whose manifest names none, for Quire's hinted pass and the CLI: the
+        // worker's, English where the worker detects (`auto`); the workers keep `auto` for `--detect`.
+        let configured = options.configuration.defaultLanguages.filter { $0 != "auto" }
+        options.languages = configured.isEmpty ? ["eng"] : configured
         guard !options.languages.isEmpty, !options.languages.contains(where: \.isEmpty) else {
             throw UsageError(command: command, message: "'--languages': name at least one language, e.g. eng or eng+deu")
         }
