@@ -103,6 +103,15 @@ struct LanguagePlan {
         return initial.filter(pictureReads.contains) + cjk
     }
 
+    /// The pack of the same script whose text the identifier cannot tell from this one's reading of it:
+    /// Traditional Chinese read with the Simplified pack comes out in Simplified forms, and the other
+    /// way round; nil for every other script.
+    func sibling(of packs: [String]) -> [String]? {
+        let pairs = [["chi_sim"]: ["chi_tra"], ["chi_tra"]: ["chi_sim"]]
+        guard let other = pairs[packs], candidates.contains(other[0]) else { return nil }
+        return other
+    }
+
     /// Whether pages may be read again in other languages than the first.
     var detects: Bool { !hinted && candidates.count > 1 }
 
@@ -217,9 +226,11 @@ extension Recognizer {
         }
         detectSeconds += Instant.now().seconds(since: started)
         var rereads = 0
+        var tried: Set<[String]> = [kept.languages]
         // A script's first pack, then at most one more of the same script (chi_sim, then chi_tra).
-        while let packs = next, rereads < 2 {
+        while let packs = next, rereads < 3, !tried.contains(packs) {
             rereads += 1
+            tried.insert(packs)
             var other = try read(source, number: number, request: request, mode: mode, outputs: outputs, with: session.reader(.page, languages: packs))
             other.languages = packs
             started = Instant.now()
@@ -229,9 +240,20 @@ extension Recognizer {
                 other.prepareSeconds += kept.prepareSeconds
                 other.recognizeSeconds += kept.recognizeSeconds
                 other.steps = kept.steps.filter { $0.step == "script" } + other.steps
+                let wasSibling = plan.sibling(of: kept.languages) == packs
                 kept = other
                 parameters = Self.parameters(found)
                 next = plan.packs(for: found, current: packs)
+                // A Traditional Chinese page read with the Simplified pack reads as Simplified text, and
+                // its identification cannot tell: the other pack reads it too, and the more confident stays.
+                if next == nil, !wasSibling, let sibling = plan.sibling(of: packs), !tried.contains(sibling) { next = sibling }
+            } else if plan.sibling(of: kept.languages) == packs, (other.page.confidence ?? 0) > (kept.page.confidence ?? 0) {
+                other.prepareSeconds += kept.prepareSeconds
+                other.recognizeSeconds += kept.recognizeSeconds
+                other.steps = kept.steps.filter { $0.step == "script" } + other.steps
+                kept = other
+                parameters = Self.parameters(found)
+                next = nil
             } else {
                 kept.recognizeSeconds += other.prepareSeconds + other.recognizeSeconds
                 next = nil
