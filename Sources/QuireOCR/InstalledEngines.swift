@@ -61,6 +61,15 @@ public final class InstalledEngines: EngineFactory {
         ["det.onnx", "rec.onnx"].filter { !FileManager.default.fileExists(atPath: configuration.sceneModels + "/" + $0) }
     }
 
+    /// What a worker with `configuration` reads a request that names no language in, for its start-up
+    /// log: `auto` and the installed packs it detects among, or the list it was given.
+    public static func languageStatus(_ configuration: OCRConfiguration) -> String {
+        let configured = configuration.defaultLanguages.filter { $0 != "auto" }
+        guard configured.isEmpty else { return configured.joined(separator: "+") }
+        let packs = LanguagePlan.everyInstalled(Set(Engine.installedLanguages(dataPath: configuration.dataPath)))
+        return "auto among \(packs.count) packs: " + packs.joined(separator: " ")
+    }
+
     /// Whether the scene engine reads every one of `languages`.
     public static func sceneReads(_ languages: [String]) -> Bool { languages.allSatisfy(sceneLanguages.contains) }
 

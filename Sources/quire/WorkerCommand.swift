@@ -100,7 +100,8 @@ enum WorkerCommand {
         if let ocr = ocrConfiguration {
             // What this worker reads with: a worker without the scene models serves Tesseract alone.
             logger.info("engines", metadata: ["tesseract": InstalledEngines.tesseractVersion, "pdf": Recognizer.pdfLibrary,
-                                              "scene": InstalledEngines.sceneStatus(ocr), "default": ocr.defaultEngine.rawValue])
+                                              "scene": InstalledEngines.sceneStatus(ocr), "default": ocr.defaultEngine.rawValue,
+                                              "languages": InstalledEngines.languageStatus(ocr)])
         }
         let context = try Context()
         var workers: [Worker] = []
