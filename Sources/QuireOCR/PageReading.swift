@@ -30,14 +30,15 @@ extension Recognizer {
                   policy: EnginePolicy, plan: LanguagePlan, session: inout EngineSession) throws(WireError) -> PageRead {
         var read = try readPageInLanguage(source, number: number, request: request, mode: mode, outputs: outputs, policy: policy, plan: plan, session: &session)
         LanguageReport.annotate(&read.page, readWith: read.languages)
-        // Of the packs read with, those whose languages were found (the picture reader is given Chinese
-        // and Japanese with English; an English sign names English only).
+        read.image = nil
+        guard !plan.hinted else { return read }
+        // Without a hint, of the packs read with, those whose languages were found (the picture reader is
+        // given Chinese and Japanese with English; an English sign names English only).
         var found: [String] = []
         for language in read.page.detectedLanguages ?? [] {
             if let pack = Languages.resolve(language.language, installed: Set(read.languages)), !found.contains(pack) { found.append(pack) }
         }
         read.languages = found.isEmpty ? Array(read.languages.prefix(1)) : found
-        read.image = nil
         return read
     }
 

@@ -12,9 +12,25 @@ enum NoiseFilter {
     /// and digits read with less than `maxConfidence`.
     static func isNoise(_ word: RecognizedElement, maxConfidence: Double) -> Bool {
         let text = word.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        // Chinese, Japanese and Korean are read a character or two a word, and their full-width
+        // commas and stops stand alone: a word of them is text, however unsure.
+        if !text.isEmpty, text.unicodeScalars.allSatisfy({ isEastAsian($0) || isEastAsianPunctuation($0) }) { return false }
         let alphanumerics = text.unicodeScalars.filter { $0.properties.isAlphabetic || $0.properties.numericType != nil }.count
         if alphanumerics == 0 { return !meaningfulMarks.contains(text) }
         return alphanumerics <= 2 && (word.confidence ?? 0) < maxConfidence
+    }
+
+    /// Han, kana and Hangul.
+    static func isEastAsian(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x3040...0x30FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xAC00...0xD7AF, 0xF900...0xFAFF, 0x20000...0x2FA1F: true
+        default: false
+        }
+    }
+
+    /// CJK symbols and punctuation (、。「」) and the full-width forms (，！？：；).
+    static func isEastAsianPunctuation(_ scalar: Unicode.Scalar) -> Bool {
+        (0x3001...0x303F).contains(scalar.value) || (0xFF01...0xFF65).contains(scalar.value)
     }
 
     /// The page without its noise words (and without lines, paragraphs and blocks left empty), with

@@ -55,6 +55,7 @@ public final class SceneEngine: TextRecognizer {
     public var languages: [String] = ["eng"] {
         didSet {
             decoder = Self.decoder(dictionary, for: languages)
+            latin = Self.latinFallback(dictionary, for: languages)
             words = Self.words(for: languages, settings)
         }
     }
@@ -63,6 +64,10 @@ public final class SceneEngine: TextRecognizer {
     private let recognizer: OnnxModel
     private let dictionary: CTCDecoder
     private var decoder: CTCDecoder
+    /// Where Chinese or Japanese are read beside a first language in Latin script (a request without a
+    /// language: the script is not known), the Latin-only decoder each line is read with unless most
+    /// of it decodes to East Asian characters: a Latin line's stray Han is a way to be wrong.
+    private var latin: CTCDecoder?
     /// The word list of the first of ``languages`` that has one installed.
     private var words: WordList?
 
@@ -70,9 +75,21 @@ public final class SceneEngine: TextRecognizer {
         settings.wordTolerance == nil ? nil : languages.lazy.compactMap { WordList.forLanguage($0) }.first
     }
 
+    static let eastAsianPacks: Set<String> = ["chi_sim", "chi_tra", "jpn", "chi_sim_vert", "chi_tra_vert", "jpn_vert"]
+
     static func decoder(_ full: CTCDecoder, for languages: [String]) -> CTCDecoder {
-        languages.contains { ["chi_sim", "chi_tra", "jpn", "chi_sim_vert", "chi_tra_vert", "jpn_vert"].contains($0) }
-            ? full : full.restricted(to: CTCDecoder.isLatinScript)
+        languages.contains(where: eastAsianPacks.contains) ? full : full.restricted(to: CTCDecoder.isLatinScript)
+    }
+
+    static func latinFallback(_ full: CTCDecoder, for languages: [String]) -> CTCDecoder? {
+        guard let first = languages.first, !eastAsianPacks.contains(first), languages.contains(where: eastAsianPacks.contains) else { return nil }
+        return full.restricted(to: CTCDecoder.isLatinScript)
+    }
+
+    /// Whether most of a line's characters (spaces aside) are outside the Latin-script alphabets.
+    static func mostlyEastAsian(_ line: CTCDecoder.Line) -> Bool {
+        let counted = line.characters.filter { $0.text != " " }
+        return counted.filter { !CTCDecoder.isLatinScript($0.text) }.count * 2 > counted.count
     }
 
     /// Whether ONNX Runtime is there, and why not.
@@ -94,6 +111,7 @@ public final class SceneEngine: TextRecognizer {
         self.dictionary = full
         self.languages = languages
         decoder = Self.decoder(full, for: languages)
+        latin = Self.latinFallback(full, for: languages)
         words = Self.words(for: languages, settings)
         let modelName = (try? String(contentsOfFile: models + "/models-version", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
         engineName = "pp-ocr \(modelName ?? "models"), onnxruntime \(OnnxModel.version ?? "?")"
@@ -242,9 +260,14 @@ public final class SceneEngine: TextRecognizer {
         return scores.withUnsafeBufferPointer { buffer in
             crops.indices.map { i in
                 let offset = i * shape[1] * shape[2]
+                var lineDecoder = decoder
                 var line = decoder.decode(buffer, offset: offset, steps: shape[1], classes: shape[2])
+                if let latin, !Self.mostlyEastAsian(line) {
+                    lineDecoder = latin
+                    line = latin.decode(buffer, offset: offset, steps: shape[1], classes: shape[2])
+                }
                 if let words, let tolerance = settings.wordTolerance {
-                    line = decoder.corrected(line, words: words, tolerance: tolerance, scores: buffer, offset: offset, classes: shape[2])
+                    line = lineDecoder.corrected(line, words: words, tolerance: tolerance, scores: buffer, offset: offset, classes: shape[2])
                 }
                 return (line, Double(widths[i]) / Double(inputWidth))
             }

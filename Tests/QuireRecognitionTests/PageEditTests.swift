@@ -29,6 +29,13 @@ struct PageEditTests {
         #expect(NoiseWords(maxConfidence: 0.5).apply(to: &clean).applied == false)
     }
 
+    @Test("noise: Chinese characters and full-width punctuation stay however unsure; a speck beside them goes")
+    func noiseKeepsEastAsianText() {
+        var page = Self.page([("臺北", 0.3), ("，", 0.4), ("市", 0.2), ("。", 0.9), ("す", 0.1), ("~", 0.3), ("한", 0.3)])
+        _ = NoiseWords(maxConfidence: 0.5).apply(to: &page)
+        #expect(Self.words(page) == ["臺北", "，", "市", "。", "す", "한"])
+    }
+
     @Test("decimals: a split amount is joined and an odd separator unified, in one step")
     func decimals() {
         var page = Self.page([["Nasi", "12.50"], ["Teh", "4.20"], ["Cash", "50.00"], ["TOTAL", "33,90"]])

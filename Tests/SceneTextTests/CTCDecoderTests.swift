@@ -56,3 +56,25 @@ import Testing
         for character in ["中", "あ", "カ", "한", "：", "Ａ"] { #expect(!CTCDecoder.isLatinScript(character), "\(character)") }
     }
 }
+
+/// Chinese and Japanese beside a Latin-script first language (a request without a language): each
+/// line is read in Latin letters unless most of it decodes to East Asian characters.
+@Suite struct EastAsianBesideLatinTests {
+    static func line(_ text: String) -> CTCDecoder.Line {
+        CTCDecoder.Line(characters: text.enumerated().map { CTCDecoder.Character(text: String($1), step: $0, confidence: 0.9) }, steps: text.count)
+    }
+
+    @Test func aLineIsEastAsianWhereMostOfItsCharactersAre() {
+        #expect(SceneEngine.mostlyEastAsian(Self.line("今日活动价")))
+        #expect(SceneEngine.mostlyEastAsian(Self.line("168元 今日")))
+        #expect(!SceneEngine.mostlyEastAsian(Self.line("Highlight 太")))
+        #expect(!SceneEngine.mostlyEastAsian(Self.line("   ")))
+    }
+
+    @Test func onlyALatinFirstLanguageWithEastAsianBesideItFallsBack() {
+        let full = CTCDecoder(dictionary: ["a", "b", "中"])
+        #expect(SceneEngine.latinFallback(full, for: ["eng", "chi_sim", "chi_tra"]) != nil)
+        #expect(SceneEngine.latinFallback(full, for: ["chi_sim", "eng"]) == nil)
+        #expect(SceneEngine.latinFallback(full, for: ["eng"]) == nil)
+    }
+}

@@ -113,7 +113,16 @@ def test_cloud_vision_text_detection_has_no_confidences(quire_bin, stack, files)
     from google.cloud import vision
     raw = recognize(quire_bin, stack, files["upright"], "--format", "cloud-vision", "--mode", "text")
     vision.AnnotateImageResponse.from_json(json.dumps(raw), ignore_unknown_fields=False)
-    assert "confidence" not in json.dumps(raw["fullTextAnnotation"])
+    # No reading confidence at any level; the languages found keep theirs, as Google's answers do.
+    def confidences(node):
+        if isinstance(node, dict):
+            return [k for k, v in node.items() if k == "confidence"] + [c for k, v in node.items() if k != "detectedLanguages" for c in confidences(v)]
+        if isinstance(node, list):
+            return [c for v in node for c in confidences(v)]
+        return []
+    assert confidences(raw["fullTextAnnotation"]) == []
+    detected = raw["fullTextAnnotation"]["pages"][0]["property"]["detectedLanguages"]
+    assert detected[0]["languageCode"] == "en" and 0 < detected[0]["confidence"] <= 1, detected
     assert raw["textAnnotations"][0]["description"].split() == " ".join(LINES).split()
 
 
