@@ -86,10 +86,12 @@ public final class SceneEngine: TextRecognizer {
         return full.restricted(to: CTCDecoder.isLatinScript)
     }
 
-    /// Whether most of a line's characters (spaces aside) are outside the Latin-script alphabets.
+    /// Whether most of a line's letters are outside the Latin-script alphabets (digits and marks, which
+    /// both scripts' lines hold, are not counted).
     static func mostlyEastAsian(_ line: CTCDecoder.Line) -> Bool {
-        let counted = line.characters.filter { $0.text != " " }
-        return counted.filter { !CTCDecoder.isLatinScript($0.text) }.count * 2 > counted.count
+        let letters = line.characters.filter { $0.text.unicodeScalars.contains { $0.properties.isAlphabetic } }
+        let eastAsian = letters.filter { !CTCDecoder.isLatinScript($0.text) }.count
+        return eastAsian * 2 > letters.count
     }
 
     /// Whether ONNX Runtime is there, and why not.
