@@ -94,13 +94,15 @@ struct LanguagePlan {
         }
     }
 
-    /// What the picture reader reads with: the request's languages; without a hint, the first language
-    /// and the Chinese and Japanese packs the worker reads (the scene models read Han and kana only when
+    /// What the picture reader reads with: the request's languages; without a hint, the languages the
+    /// page reader found (`packs`; the first language before it read) and the Chinese and Japanese
+    /// packs the worker reads (the scene models read Han and kana only when
     /// asked to, and a photo of a Chinese sign says nothing to Tesseract's first reading).
-    func pictureLanguages(_ pictureReads: Set<String>) -> [String] {
+    func pictureLanguages(_ pictureReads: Set<String>, readWith packs: [String]? = nil) -> [String] {
         guard !hinted else { return candidates }
-        let cjk = candidates.filter { ["chi_sim", "chi_tra", "jpn"].contains($0) && pictureReads.contains($0) }
-        return initial.filter(pictureReads.contains) + cjk
+        let first = (packs ?? initial).filter(pictureReads.contains)
+        let cjk = candidates.filter { ["chi_sim", "chi_tra", "jpn"].contains($0) && pictureReads.contains($0) && !first.contains($0) }
+        return first + cjk
     }
 
     /// The pack of the same script whose text the identifier cannot tell from this one's reading of it:
@@ -126,6 +128,9 @@ struct LanguagePlan {
         guard identification.reliable else { return nil }
         var packs: [String] = []
         for language in identification.languages where language.percent >= configuration.secondLanguageShare || packs.isEmpty {
+            // A language with no pack here keeps the reading it has: its script's own model read the
+            // receipts CLD2 calls Malay (English with Malay words) worse than the English pack, at twice
+            // the time.
             guard let pack = Languages.resolve(language.language, installed: Set(candidates)) else { continue }
             // Only within the script read: another script's text read with this one is garbage, and
             // the script from the picture decides that.
@@ -154,6 +159,7 @@ struct LanguagePlan {
               let language = found.first?.language else { return false }
         let inScript = script == "Latin" || Languages.resolve(language, installed: Set(Scripts.packs[script] ?? [])) != nil
         return inScript && confidence >= previous - configuration.languageKeepMargin
+            && (sameScript || confidence >= configuration.scriptKeepConfidence)
     }
 
     /// The packs for the script OSD found, or nil where it is the script read already or no pack for it
@@ -235,29 +241,25 @@ extension Recognizer {
             other.languages = packs
             started = Instant.now()
             let found = plan.identify(other.page.text, readWith: packs)
-            let better = plan.keeps(other.page.confidence ?? 0, found, readWith: packs, over: kept.page.confidence ?? 0, readBefore: kept.languages)
+            // The other pack of a pair the identifier cannot tell apart (chi_sim, chi_tra) is kept only
+            // where its words are more confident; any other reading as ``LanguagePlan/keeps`` says.
+            let sibling = plan.sibling(of: kept.languages) == packs
+            let better = sibling ? (other.page.confidence ?? 0) > (kept.page.confidence ?? 0)
+                : plan.keeps(other.page.confidence ?? 0, found, readWith: packs, over: kept.page.confidence ?? 0, readBefore: kept.languages)
             if better {
                 other.prepareSeconds += kept.prepareSeconds
                 other.recognizeSeconds += kept.recognizeSeconds
                 other.steps = kept.steps.filter { $0.step == "script" } + other.steps
-                let wasSibling = plan.sibling(of: kept.languages) == packs
                 kept = other
                 parameters = Self.parameters(found)
-                next = plan.packs(for: found, current: packs)
-                // A Traditional Chinese page read with the Simplified pack reads as Simplified text, and
-                // its identification cannot tell: the other pack reads it too, and the more confident stays.
-                if next == nil, !wasSibling, let sibling = plan.sibling(of: packs), !tried.contains(sibling) { next = sibling }
-            } else if plan.sibling(of: kept.languages) == packs, (other.page.confidence ?? 0) > (kept.page.confidence ?? 0) {
-                other.prepareSeconds += kept.prepareSeconds
-                other.recognizeSeconds += kept.recognizeSeconds
-                other.steps = kept.steps.filter { $0.step == "script" } + other.steps
-                kept = other
-                parameters = Self.parameters(found)
-                next = nil
+                next = sibling ? nil : plan.packs(for: found, current: packs)
             } else {
                 kept.recognizeSeconds += other.prepareSeconds + other.recognizeSeconds
                 next = nil
             }
+            // A Traditional Chinese page read with the Simplified pack reads as Simplified text, and its
+            // identification cannot tell: the other pack reads it too.
+            if next == nil, !sibling, kept.languages == packs, let pair = plan.sibling(of: packs), !tried.contains(pair) { next = pair }
             detectSeconds += Instant.now().seconds(since: started)
         }
         parameters["rereads"] = Double(rereads)
@@ -272,6 +274,8 @@ extension Recognizer {
     static func parameters(_ identification: LanguageIdentification) -> [String: Double] {
         var parameters: [String: Double] = ["reliable": identification.reliable ? 1 : 0]
         for language in identification.languages { parameters[language.language] = Double(language.percent) / 100 }
+        // How ordinary the text is for its first language (1: ordinary; far from 1: garbled).
+        if let first = identification.first { parameters["score"] = EnginePolicy.hundredths(first.score) }
         return parameters
     }
 }

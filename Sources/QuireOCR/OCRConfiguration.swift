@@ -18,7 +18,7 @@ public struct OCRConfiguration: Sendable, Equatable {
     /// detected from the picture (OSD) and is read again with that script's pack where it differs.
     public var scriptBelowConfidence: Double = 0.6
     /// ...and where OSD names the script with at least this confidence (its own scale: 0 and up).
-    public var scriptConfidence: Double = 0.3
+    public var scriptConfidence: Double = 0
     /// The fewest glyphs orientation and script detection looks at before it answers (Tesseract's
     /// `min_characters_to_try`, 50 by default: more than a sign has).
     public var scriptMinGlyphs: Int = 10
@@ -28,6 +28,8 @@ public struct OCRConfiguration: Sendable, Equatable {
     /// A reading in another script is kept only where its text has at least this many bytes of letters
     /// (UTF-8: 20 Han or Devanagari letters, 30 Cyrillic) reliably in one of that script's languages.
     public var scriptMinLetterBytes: Int = 60
+    /// ...and whose words' mean confidence is at least this: a wrong script's reading guesses.
+    public var scriptKeepConfidence: Double = 0.6
     /// The largest image file accepted (bytes).
     public var maxImageBytes: Int = 40 << 20
     /// The most pixels one page may have, read from the header before decoding (decompression bombs).
@@ -195,6 +197,8 @@ public struct OCRConfiguration: Sendable, Equatable {
                 help: "a reading in the languages found is kept unless its mean confidence is this much below the first reading's"),
         Setting(\.scriptMinLetterBytes, variable: "QUIRE_OCR_SCRIPT_MIN_LETTER_BYTES", .integer(0...100_000),
                 help: "a reading in another script is kept only where this many bytes of its letters are reliably in one of its languages"),
+        Setting(\.scriptKeepConfidence, variable: "QUIRE_OCR_SCRIPT_KEEP_CONFIDENCE", .number(0...1),
+                help: "...and only where its words' mean confidence is at least this"),
         Setting(\.scriptMinGlyphs, variable: "QUIRE_OCR_SCRIPT_MIN_GLYPHS", .integer(1...1_000),
                 help: "the fewest glyphs script detection looks at before it answers"),
         Setting(\.maxImageBytes, variable: "QUIRE_MAX_IMAGE_BYTES", .integer(1_024...(1 << 31)), help: "the largest image file accepted (bytes)"),

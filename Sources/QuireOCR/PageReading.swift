@@ -55,7 +55,8 @@ extension Recognizer {
         // The picture reader reads a page in its languages only (not a page found to be Korean).
         guard let second = policy.second, engines.pictureReaderReads(read.languages),
               var parameters = policy.secondReading(after: read.page) else { return read }
-        guard let engine = try? session.reader(second) else {
+        let pictureLanguages = plan.pictureLanguages(engines.pictureLanguages, readWith: read.languages)
+        guard let engine = try? session.reader(second, languages: second == .picture ? pictureLanguages : nil) else {
             parameters["sceneAvailable"] = 0
             read.steps.append(.init(step: "engine", applied: false, parameters: parameters))
             read.missing = second
@@ -71,7 +72,7 @@ extension Recognizer {
             return read
         }
         other.steps = read.steps.filter { ["language", "script"].contains($0.step) } + [.init(step: "engine", applied: true, parameters: parameters)]
-        other.languages = session.pictureLanguages
+        other.languages = second == .picture ? pictureLanguages : read.languages
         other.prepareSeconds += read.prepareSeconds
         other.recognizeSeconds += read.recognizeSeconds
         return other

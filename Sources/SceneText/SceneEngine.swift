@@ -87,11 +87,12 @@ public final class SceneEngine: TextRecognizer {
     }
 
     /// Whether most of a line's letters are outside the Latin-script alphabets (digits and marks, which
-    /// both scripts' lines hold, are not counted).
+    /// both scripts' lines hold, are not counted), and at least two: a lone Han character on a picture
+    /// of Latin text is a mark read as one.
     static func mostlyEastAsian(_ line: CTCDecoder.Line) -> Bool {
         let letters = line.characters.filter { $0.text.unicodeScalars.contains { $0.properties.isAlphabetic } }
         let eastAsian = letters.filter { !CTCDecoder.isLatinScript($0.text) }.count
-        return eastAsian * 2 > letters.count
+        return eastAsian >= 2 && eastAsian * 2 > letters.count
     }
 
     /// Whether ONNX Runtime is there, and why not.

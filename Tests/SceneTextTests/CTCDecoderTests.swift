@@ -69,6 +69,7 @@ import Testing
         #expect(SceneEngine.mostlyEastAsian(Self.line("168元 今日")))
         #expect(!SceneEngine.mostlyEastAsian(Self.line("Highlight 太")))
         #expect(!SceneEngine.mostlyEastAsian(Self.line("   ")))
+        #expect(!SceneEngine.mostlyEastAsian(Self.line("中")))
     }
 
     @Test func onlyALatinFirstLanguageWithEastAsianBesideItFallsBack() {
