@@ -5,7 +5,9 @@ import Foundation
 /// pages, box files), so when a folder has a manifest, only what it lists is read.
 ///
 /// Tab-separated, one header row naming the columns; `image` (or `file`) is required, `id`, `lang`
-/// and `group` (or `kind`) are optional and other columns are ignored. Empty lines are skipped.
+/// and `group` (or `kind`) are optional, and a row whose `order` is `mirrored` is listed but not
+/// scored (documents-dev's mirror images of text: its README says so); other columns are ignored.
+/// Empty lines are skipped.
 struct OCRBenchManifest: Sendable, Equatable {
     struct Entry: Sendable, Equatable {
         /// The `id` column, or the file name without its extension.
@@ -26,6 +28,8 @@ struct OCRBenchManifest: Sendable, Equatable {
 
     var entries: [Entry]
     var rejected: [Rejected]
+    /// Files the manifest lists and says not to score.
+    var unscored: [String] = []
 
     /// Parses the manifest's text; throws when the header names no `image` or `file` column.
     static func parse(_ text: String) throws(BenchError) -> OCRBenchManifest {
@@ -41,7 +45,7 @@ struct OCRBenchManifest: Sendable, Equatable {
         guard let imageColumn = column("image", "file") else {
             throw BenchError("manifest.tsv has no 'image' or 'file' column (its header: \(header.joined(separator: ", ")))")
         }
-        let idColumn = column("id"), langColumn = column("lang"), groupColumn = column("group", "kind")
+        let idColumn = column("id"), langColumn = column("lang"), groupColumn = column("group", "kind"), orderColumn = column("order")
         var manifest = OCRBenchManifest(entries: [], rejected: [])
         var seen: Set<String> = []
         for index in lines.indices.dropFirst(headerIndex + 1) {
@@ -56,6 +60,10 @@ struct OCRBenchManifest: Sendable, Equatable {
             }
             guard seen.insert(image).inserted else {
                 manifest.rejected.append(Rejected(line: index + 1, reason: "\(image) is listed twice"))
+                continue
+            }
+            if cell(orderColumn).lowercased() == "mirrored" {
+                manifest.unscored.append(image)
                 continue
             }
             let id = cell(idColumn)

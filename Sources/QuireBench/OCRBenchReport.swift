@@ -207,6 +207,8 @@ public struct OCRBenchSet: Sendable, Codable, Equatable {
     public var nonImageFiles: Int
     /// With a manifest: image files in the folder that it does not list.
     public var unlistedImageFiles: Int
+    /// With a manifest: images it lists as not to be scored (`order` `mirrored`).
+    public var unscoredImages: Int = 0
     /// `--detect`: reading without languages against reading with them, cut as `accuracy` is (nil:
     /// not measured).
     public var detection: [OCRDetectionRow]? = nil
@@ -405,7 +407,8 @@ public struct OCRBenchReport: Sendable, Codable, Equatable {
         let languages = set.languages.sorted { ($0.value, $1.key) > ($1.value, $0.key) }
             .map { set.languages.count == 1 ? $0.key : "\($0.key) ×\($0.value)" }.joined(separator: ", ")
         let chosen = set.manifest
-            ? ", as its manifest.tsv lists them (its lang and group columns; \(set.unlistedImageFiles) other image file\(set.unlistedImageFiles == 1 ? "" : "s") not listed)"
+            ? ", as its manifest.tsv lists them (its lang and group columns; \(set.unlistedImageFiles) other image file\(set.unlistedImageFiles == 1 ? "" : "s") not listed"
+                + (set.unscoredImages > 0 ? ", \(set.unscoredImages) listed as not scored: order mirrored)" : ")")
             : ""
         lines.append("Images: \(set.images) (\(set.formats.joined(separator: ", ")), up to \(set.largestPixels) px, "
             + "\(oneDecimal(megabytes)) MB) from \(set.directory)\(chosen); languages \(languages).")

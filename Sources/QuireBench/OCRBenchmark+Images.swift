@@ -26,6 +26,8 @@ extension OCRBenchmark {
         var nonImages = 0
         /// Image files the manifest does not list (PDF pages' TIFFs, …).
         var unlisted = 0
+        /// With a manifest: the images it lists and says not to score.
+        var unscored = 0
         var hasManifest = false
     }
 
@@ -96,7 +98,10 @@ extension OCRBenchmark {
             candidates = manifest.entries.map {
                 Candidate(name: $0.image, id: $0.id, languages: $0.languages, group: $0.group, languagesListed: !$0.languages.isEmpty)
             }
-            let listed = Set(manifest.entries.map { URL(fileURLWithPath: $0.image, relativeTo: URL(fileURLWithPath: root + "/")).standardizedFileURL.path })
+            scanned.unscored = manifest.unscored.count
+            let listed = Set((manifest.entries.map(\.image) + manifest.unscored).map {
+                URL(fileURLWithPath: $0, relativeTo: URL(fileURLWithPath: root + "/")).standardizedFileURL.path
+            })
             scanned.unlisted = relative.filter { !listed.contains(root + "/" + $0) && sniffsAsImage($0) == true }.count
         } else {
             for name in relative {

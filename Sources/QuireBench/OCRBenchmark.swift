@@ -378,7 +378,7 @@ public final class OCRBenchmark: Sendable {
             recognitionScales: raw.recognitionScales(indices: set.indices),
             accuracy: accuracy, slowerThanCLI: slow, worseThanCLI: nil, scores: scores,
             problems: mine.filter { $0.phase == "scan" } + mine.filter { $0.phase != "scan" }.prefix(50),
-            nonImageFiles: set.scanned.nonImages, unlistedImageFiles: set.scanned.unlisted,
+            nonImageFiles: set.scanned.nonImages, unlistedImageFiles: set.scanned.unlisted, unscoredImages: set.scanned.unscored,
             detection: options.detect ? OCRDetectionRow.rows(samples) : nil)
         return (report, samples)
     }

@@ -37,6 +37,10 @@ enum Scripts {
         return "Latin"
     }
 
+    /// Scripts OSD names rightly but unsurely: Hangul's syllables are blobs its classifier splits
+    /// (confidence 0 to 1.05 on the dev set's 8 Korean pages, every one named right).
+    static let unsure: Set<String> = ["Korean", "Hangul"]
+
     /// Whether `pack` is a script model rather than a language's pack.
     static func isScriptModel(_ pack: String) -> Bool { pack.first?.isUppercase == true }
 }
@@ -224,7 +228,7 @@ extension Recognizer {
                 let guess = osd.orientation(of: image)
                 var scriptParameters: [String: Double] = ["ms": osdStarted.millisecondsSince, "minConfidence": configuration.scriptConfidence]
                 if let guess { scriptParameters[guess.script] = EnginePolicy.hundredths(guess.scriptConfidence) }
-                if let guess, guess.scriptConfidence >= configuration.scriptConfidence {
+                if let guess, guess.scriptConfidence >= (Scripts.unsure.contains(guess.script) ? 0 : configuration.scriptConfidence) {
                     next = plan.packs(forScript: guess.script, current: kept.languages)
                 }
                 scriptStep = .init(step: "script", applied: next != nil, parameters: scriptParameters)

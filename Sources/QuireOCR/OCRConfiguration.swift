@@ -18,7 +18,7 @@ public struct OCRConfiguration: Sendable, Equatable {
     /// detected from the picture (OSD) and is read again with that script's pack where it differs.
     public var scriptBelowConfidence: Double = 0.6
     /// ...and where OSD names the script with at least this confidence (its own scale: 0 and up).
-    public var scriptConfidence: Double = 0
+    public var scriptConfidence: Double = 0.3
     /// The fewest glyphs orientation and script detection looks at before it answers (Tesseract's
     /// `min_characters_to_try`, 50 by default: more than a sign has).
     public var scriptMinGlyphs: Int = 10

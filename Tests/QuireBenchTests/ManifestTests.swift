@@ -22,6 +22,20 @@ struct ManifestTests {
         ])
     }
 
+    @Test("a row whose order is mirrored is listed and not scored, as documents-dev's README says")
+    func mirrored() throws {
+        let text = """
+            id\timage\tlang\tgroup\torder
+            scores.p001\tscores.p001.png\teng\tprose\treading
+            scores.p002\tscores.p002.png\teng\tprose\tmirrored
+            lorem.p001\tlorem.p001.png\teng\ttable\ttable
+            """
+        let manifest = try OCRBenchManifest.parse(text)
+        #expect(manifest.entries.map(\.id) == ["scores.p001", "lorem.p001"])
+        #expect(manifest.unscored == ["scores.p002.png"])
+        #expect(manifest.rejected.isEmpty)
+    }
+
     @Test("photos-dev's columns: file for image, kind for group; no id column gives the file name's stem")
     func photos() throws {
         let text = "file\tkind\tlang\tsource\r\nsign_thai.jpg\tsign\ttha\tgithub:x\r\nscreen.png\tscreen\t\tgithub:y\r\n"
