@@ -153,9 +153,10 @@ struct LanguagePlan {
     }
 
     /// Whether a reading with `packs` replaces the one before it: where its text is reliably identified
-    /// as a language of the script it was read in, from enough letters, and it is nearly as confident.
-    /// OSD names the wrong script on handwriting and busy photos, and a wrong script's reading is
-    /// garbage that can look confident: a few letters of it are not evidence.
+    /// as a language of the script it was read in and it is nearly as confident; in another script than
+    /// the reading before, only from enough letters and with words mostly read confidently. OSD names
+    /// the wrong script on handwriting and busy photos, and a wrong script's reading is garbage that can
+    /// look confident: a few letters of it are not evidence.
     func keeps(_ confidence: Double, _ found: LanguageIdentification, readWith packs: [String], over previous: Double, readBefore: [String]) -> Bool {
         let script = Scripts.script(of: packs.first ?? "")
         let sameScript = script == Scripts.script(of: readBefore.first ?? "")
