@@ -37,9 +37,11 @@ enum Scripts {
         return "Latin"
     }
 
-    /// Scripts OSD names rightly but unsurely: Hangul's syllables are blobs its classifier splits
-    /// (confidence 0 to 1.05 on the dev set's 8 Korean pages, every one named right).
-    static let unsure: Set<String> = ["Korean", "Hangul"]
+    /// Scripts OSD names rightly but unsurely, or not at all: Hangul's syllables are blobs its
+    /// classifier splits (confidence 0 to 1.05 on the dev set's 8 Korean pages, every one named right;
+    /// a one-line headline in large type named Latin, Greek, Arabic or Cyrillic at every scale tried).
+    /// A guess of one of these is taken at any confidence, and a page OSD cannot place is tried in them.
+    static let unsure: [String] = ["Korean", "Hangul"]
 
     /// Whether `pack` is a script model rather than a language's pack.
     static func isScriptModel(_ pack: String) -> Bool { pack.first?.isUppercase == true }
@@ -167,6 +169,17 @@ struct LanguagePlan {
             && (sameScript || confidence >= configuration.scriptKeepConfidence)
     }
 
+    /// The packs to try a page in where OSD could not name its script (no guess, or one below its
+    /// confidence) and its first reading names no language: the first installed pack of the scripts
+    /// OSD misses (``Scripts/unsure``). Nil where the first reading has too few glyphs (`glyphs`, its
+    /// letters and digits) for a reading in that script ever to be kept: a Hangul syllable read with
+    /// the Latin pack comes out as one or two letters, and a reading in another script is kept only
+    /// from `scriptMinLetterBytes` of letters, three bytes a syllable; a sign's one word is never tried.
+    func trialPacks(current: [String], glyphs: Int) -> [String]? {
+        guard glyphs * 3 >= configuration.scriptMinLetterBytes else { return nil }
+        return Scripts.unsure.lazy.compactMap { packs(forScript: $0, current: current) }.first
+    }
+
     /// The packs for the script OSD found, or nil where it is the script read already or no pack for it
     /// is installed.
     func packs(forScript script: String, current: [String]) -> [String]? {
@@ -231,6 +244,11 @@ extension Recognizer {
                 if let guess { scriptParameters[guess.script] = EnginePolicy.hundredths(guess.scriptConfidence) }
                 if let guess, guess.scriptConfidence >= (Scripts.unsure.contains(guess.script) ? 0 : configuration.scriptConfidence) {
                     next = plan.packs(forScript: guess.script, current: kept.languages)
+                } else if !identification.reliable {
+                    // OSD could not say: the scripts it misses are tried.
+                    let glyphs = first.page.text.reduce(0) { $0 + ($1.isLetter || $1.isNumber ? 1 : 0) }
+                    next = plan.trialPacks(current: kept.languages, glyphs: glyphs)
+                    if next != nil { scriptParameters["trial"] = 1 }
                 }
                 scriptStep = .init(step: "script", applied: next != nil, parameters: scriptParameters)
             }

@@ -93,6 +93,40 @@ import Testing
         #expect(result.pages[0].text.hasPrefix("Ceroaua"))
     }
 
+    static let korean = lines(["오늘은 날씨가 좋아서 우리는 공원에 산책을 갔습니다",
+                               "그리고 강가의 작은 식당에서 점심을 먹었습니다."])
+
+    @Test func aPageOSDCannotPlaceIsTriedInKorean() throws {
+        // Hangul in large type: OSD names Greek at confidence 0, and the first reading is letters of
+        // no language. The Korean pack is tried and kept because its reading is reliably Korean.
+        let engines = FakeEngines(page: FakeRecognizer("fake", words: Self.garbage), installed: ["eng", "kor", "ell", "osd"])
+        engines.pagesByLanguages["kor"] = FakeRecognizer("fake-kor", words: Self.korean)
+        engines.detected = OrientationGuess(rotation: 0, confidence: 0.4, script: "Greek", scriptConfidence: 0)
+        let result = try read(engines, OCRRequest(engine: .tesseract))
+        #expect(engines.asked.map(\.languages) == [["eng"], ["kor"]])
+        #expect(result.metadata.languages == ["ko"])
+        #expect(result.pages[0].detectedLanguages?.first?.language == "ko")
+        let script = try #require(result.metadata.steps.first { $0.step == "script" })
+        #expect(script.applied && script.parameters["trial"] == 1 && script.parameters["Greek"] == 0)
+    }
+
+    @Test func aTrialIsNotKeptWithoutKoreanAndNotMadeForAFewLetters() throws {
+        // The Korean reading of a poorly read English photo is a few syllables: not evidence.
+        let engines = FakeEngines(page: FakeRecognizer("fake", words: Self.garbage), installed: ["eng", "kor", "osd"])
+        engines.pagesByLanguages["kor"] = FakeRecognizer("fake-kor", words: Self.lines(["오늘 공", "원"], confidence: 0.9))
+        engines.detected = OrientationGuess(rotation: 0, confidence: 0.1, script: "Latin", scriptConfidence: 0.1)
+        var result = try read(engines, OCRRequest(engine: .tesseract))
+        #expect(engines.asked.map(\.languages) == [["eng"], ["kor"]])
+        #expect(result.metadata.languages == ["en"] && result.pages[0].text.hasPrefix("Ceroaua"))
+        // A sign's one word could never read as enough Hangul to be kept: it is not tried.
+        let word = FakeEngines(page: FakeRecognizer("fake", words: Self.lines(["TOAST"], confidence: 0.4)), installed: ["eng", "kor", "osd"])
+        word.pagesByLanguages["kor"] = FakeRecognizer("fake-kor", words: Self.korean)
+        word.detected = OrientationGuess(rotation: 0, confidence: 0.1, script: "Latin", scriptConfidence: 0.1)
+        result = try read(word, OCRRequest(engine: .tesseract))
+        #expect(word.asked.map(\.languages) == [["eng"]])
+        #expect(result.metadata.steps.first { $0.step == "script" }?.parameters["trial"] == nil)
+    }
+
     @Test func packsFollowTheLanguagesFoundWithinTheScriptRead() throws {
         let engines = FakeEngines(page: nil, installed: ["eng", "ita", "chi_sim", "chi_tra", "rus", "srp", "Latin", "osd"])
         let plan = try LanguagePlan(requested: nil, engines: engines, configuration: OCRConfiguration())
