@@ -523,7 +523,8 @@ public struct OCRBenchReport: Sendable, Codable, Equatable {
         }
         if detection != nil || sets.contains(where: { $0.detection != nil }) {
             lines.append("Without languages (--detect): every image read once more by Quire, one in flight, with no languages in the "
-                + "request (the worker detects them), in the same passes as the other ways. CER with languages is Quire's one-in-flight "
+                + "request (the worker detects them), right before or after its one-in-flight reading with them (which first alternates "
+                + "image by image), so that a page's two times are taken moments apart. CER with languages is Quire's one-in-flight "
                 + "reading above; difference: without minus with, points. Page language right: the page's first detected language "
                 + "(else the first language of its words) is the manifest's first lang as BCP-47 (chi_sim → zh-Hans, chi_tra → zh-Hant, "
                 + "distinct), over the images whose manifest names a lang. English time: the median over pages read with eng alone "

@@ -149,51 +149,71 @@ extension OCRBenchmark {
     }
 
     /// Every image of `indices` once, one request in flight; the worker's timings are read from each
-    /// reply off the clock. Replies and tallies are by the image's index in `images`. Without
-    /// languages (`--detect`), each request names none and each reply's detection is read too.
+    /// reply off the clock. Replies and tallies are by the image's index in `images`. With `--detect`
+    /// each image is also read without languages (each reply's detection is read too), right before or
+    /// after its reading with them, which first alternating image by image: a page's two times are taken
+    /// moments apart, so the machine's drift between two sweeps minutes apart (a shared host's other
+    /// tenants; it once showed clean English pages, whose detection costs 0.2 ms, at 1.21× their time)
+    /// does not pass for the detection's cost.
     func quireSequentialPass(_ rig: QuireRig, images: [BenchImage], indices: [Int], problems: Problems,
-                             withoutLanguages: Bool = false) throws -> (Tally, [Reply]) {
+                             detect: Bool = false) throws -> (hinted: (Tally, [Reply]), unhinted: (Tally, [Reply])?) {
         guard let client = rig.client else { throw BenchError("Quire: no client") }
-        let source = withoutLanguages ? rig.unhintedBodies : rig.bodies
-        guard indices.allSatisfy({ source.indices.contains($0) }) else { throw BenchError("Quire: no request for some images") }
-        let bodies = indices.map { source[$0] }
-        let phase = withoutLanguages ? "quire-detect" : "quire-latency"
+        let ways = detect ? [false, true] : [false]
+        for way in ways {
+            let source = way ? rig.unhintedBodies : rig.bodies
+            guard indices.allSatisfy({ source.indices.contains($0) }) else { throw BenchError("Quire: no request for some images") }
+        }
         let members = indices.map { images[$0] }
+        let hinted = indices.map { rig.bodies[$0] }, unhinted = detect ? indices.map { rig.unhintedBodies[$0] } : []
         let stopAt = Instant.now() + options.phaseTimeout
         let hardLimit = Milliseconds(options.phaseTimeout.value + options.requestTimeout.value + 10_000)
-        let start = Instant.now()
-        let cpu0 = CPUSnapshot.now()
-        let replies = try awaitBlocking(withoutLanguages ? "Quire: the run without languages" : "Quire: the run with one in flight",
-                                        timeout: hardLimit) { () async throws -> [Reply] in
-            var out: [Reply] = []
+        struct Timed: Sendable {
+            var reply: Reply
+            var withoutLanguages: Bool
+            var cpu: CPUSnapshot.Usage
+        }
+        let timed = try awaitBlocking(detect ? "Quire: the run with and without languages" : "Quire: the run with one in flight",
+                                      timeout: hardLimit) { () async throws -> [Timed] in
+            var out: [Timed] = []
             let decoder = JSONDecoder()
-            for ticket in bodies.indices {
-                let t0 = Instant.now()
-                if t0 >= stopAt { break }
-                do {
-                    let reply = try await client.request(service: OCRService.name, body: bodies[ticket])
-                    let elapsed = Instant.now().nanoseconds &- t0.nanoseconds
-                    let summary = reply.first.flatMap { try? decoder.decode(ReplySummary.self, from: Data($0)) }
-                    var answer = Reply(image: indices[ticket], nanoseconds: elapsed, bytes: reply.first?.count ?? 0, summary: summary)
-                    if withoutLanguages {
-                        answer.detection = reply.first.flatMap { try? decoder.decode(DetectionSummary.self, from: Data($0)) }
+            for ticket in indices.indices {
+                for step in ways.indices {
+                    let withoutLanguages = ways[(step + ticket) % ways.count]
+                    let t0 = Instant.now()
+                    if t0 >= stopAt { return out }
+                    let cpu0 = CPUSnapshot.now()
+                    let body = (withoutLanguages ? unhinted : hinted)[ticket]
+                    do {
+                        let reply = try await client.request(service: OCRService.name, body: body)
+                        let elapsed = Instant.now().nanoseconds &- t0.nanoseconds
+                        let summary = reply.first.flatMap { try? decoder.decode(ReplySummary.self, from: Data($0)) }
+                        var answer = Reply(image: indices[ticket], nanoseconds: elapsed, bytes: reply.first?.count ?? 0, summary: summary)
+                        if withoutLanguages {
+                            answer.detection = reply.first.flatMap { try? decoder.decode(DetectionSummary.self, from: Data($0)) }
+                        }
+                        out.append(Timed(reply: answer, withoutLanguages: withoutLanguages, cpu: cpu0.until(CPUSnapshot.now())))
+                    } catch let error as ClientError where error.code == .cancelled {
+                        throw error
+                    } catch {
+                        problems.add(members[ticket], withoutLanguages ? "quire-detect" : "quire-latency", String(describing: error))
                     }
-                    out.append(answer)
-                } catch let error as ClientError where error.code == .cancelled {
-                    throw error
-                } catch {
-                    problems.add(members[ticket], phase, String(describing: error))
                 }
             }
             return out
         }
-        let samples = replies.map(\.nanoseconds)
-        var tally = Tally(samples: samples, seconds: Instant.now().seconds(since: start), cpu: cpu0.until(CPUSnapshot.now()))
-        for reply in replies {
-            tally.texts[reply.image] = reply.summary?.text ?? ""
-            tally.perImage[reply.image] = reply.nanoseconds
+        func tally(withoutLanguages: Bool) -> (Tally, [Reply]) {
+            let mine = timed.filter { $0.withoutLanguages == withoutLanguages }
+            let replies = mine.map(\.reply)
+            var tally = Tally(samples: replies.map(\.nanoseconds), seconds: Double(replies.reduce(0) { $0 + $1.nanoseconds }) / 1e9)
+            tally.cpuSeconds = mine.reduce(0) { $0 + $1.cpu.own }
+            tally.otherCPUSeconds = mine.reduce(0) { $0 + $1.cpu.others }
+            for reply in replies {
+                tally.texts[reply.image] = reply.summary?.text ?? ""
+                tally.perImage[reply.image] = reply.nanoseconds
+            }
+            return (tally, replies)
         }
-        return (tally, replies)
+        return (tally(withoutLanguages: false), detect ? tally(withoutLanguages: true) : nil)
     }
 
     /// Medians of the one-in-flight replies: the round trip, the worker's decode and recognise times, the rest.

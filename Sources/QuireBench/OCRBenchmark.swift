@@ -179,7 +179,8 @@ public final class OCRBenchmark: Sendable {
 
         // Measure, pass by pass, set by set.
         var passes = [[PassResult]](repeating: [], count: sets.count)
-        let steps = Step.allCases.filter { $0 != .quireUnhinted || options.detect }
+        // Without languages is read in the same sweep as with them (quireSequentialPass).
+        let steps = Step.allCases.filter { $0 != .quireUnhinted }
         for pass in 0..<options.repeats {
             let order = steps.indices.map { steps[($0 + pass) % steps.count] }
             for (number, set) in sets.enumerated() {
@@ -194,12 +195,15 @@ public final class OCRBenchmark: Sendable {
                         name = "Quire, \(quire.inFlight) in flight"
                         tally = try quirePass(quire, images: images, indices: set.indices, problems: problems)
                     case .quireOne:
-                        name = "Quire, one in flight"
-                        (tally, result.replies) = try quireSequentialPass(quire, images: images, indices: set.indices, problems: problems)
+                        name = "Quire, one in flight" + (options.detect ? " (each image with and without languages in turn)" : "")
+                        let (hinted, unhinted) = try quireSequentialPass(quire, images: images, indices: set.indices, problems: problems,
+                                                                         detect: options.detect)
+                        (tally, result.replies) = hinted
+                        if let unhinted {
+                            (result.tallies[.quireUnhinted], result.unhintedReplies) = unhinted
+                        }
                     case .quireUnhinted:
-                        name = "Quire without languages, one in flight"
-                        (tally, result.unhintedReplies) = try quireSequentialPass(quire, images: images, indices: set.indices,
-                                                                                  problems: problems, withoutLanguages: true)
+                        continue
                     case .cli:
                         guard let cli else { continue }
                         name = "tesseract CLI, \(options.workers) at a time"
