@@ -34,6 +34,12 @@ public struct OCRRequest: Codable, Sendable, Equatable {
         case auto
     }
 
+    /// Kinds of document whose fields a page is read for (``OCRResult/Page/documents``).
+    public enum Fields: String, Codable, Sendable, CaseIterable {
+        /// A receipt's merchant, address, phone, date, time, items, subtotal, tax, tip and total.
+        case receipt
+    }
+
     public enum Output: String, Codable, Sendable, CaseIterable {
         case result, text, hocr, alto, tsv
         /// A searchable PDF, in the reply's second frame (see ``OCRResult/attachments``).
@@ -62,6 +68,8 @@ public struct OCRRequest: Codable, Sendable, Equatable {
     public var symbols: Bool?
     /// The engine; `auto` (chosen by the picture) by default.
     public var engine: Engine?
+    /// The kinds of document to find fields of on each page (`receipt`); none by default.
+    public var fields: [Fields]?
     /// The access token for the broker's check (`docs/auth.md`); the worker never sees a use for it.
     public var token: String?
     /// Durable-job options when the frame goes to `titanic.request` (`proto-json/titanic-options.schema.json`);
@@ -69,7 +77,8 @@ public struct OCRRequest: Codable, Sendable, Equatable {
     public var job: JobOptions?
 
     public init(languages: [String]? = nil, mode: Mode? = nil, pages: [Int]? = nil, outputs: [Output]? = nil, autoOrientation: Bool? = nil, dpi: Int? = nil,
-                symbols: Bool? = nil, textLayer: TextLayer? = nil, pageLimit: Int? = nil, engine: Engine? = nil, token: String? = nil, job: JobOptions? = nil) {
+                symbols: Bool? = nil, textLayer: TextLayer? = nil, pageLimit: Int? = nil, engine: Engine? = nil, fields: [Fields]? = nil, token: String? = nil,
+                job: JobOptions? = nil) {
         self.languages = languages
         self.mode = mode
         self.pages = pages
@@ -80,11 +89,12 @@ public struct OCRRequest: Codable, Sendable, Equatable {
         self.textLayer = textLayer
         self.pageLimit = pageLimit
         self.engine = engine
+        self.fields = fields
         self.token = token
         self.job = job
     }
 
-    enum CodingKeys: String, CodingKey { case languages, mode, pages, pageLimit, outputs, autoOrientation, dpi, symbols, textLayer, engine, token, job }
+    enum CodingKeys: String, CodingKey { case languages, mode, pages, pageLimit, outputs, autoOrientation, dpi, symbols, textLayer, engine, fields, token, job }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -105,6 +115,7 @@ public struct OCRRequest: Codable, Sendable, Equatable {
         symbols = try c.decodeIfPresent(Bool.self, forKey: .symbols)
         textLayer = try c.decodeIfPresent(TextLayer.self, forKey: .textLayer)
         engine = try c.decodeIfPresent(Engine.self, forKey: .engine)
+        fields = try c.decodeIfPresent([Fields].self, forKey: .fields)
         // The broker has checked these before the worker sees the frame; the worker does not need them.
         token = try? c.decodeIfPresent(String.self, forKey: .token)
         job = try? c.decodeIfPresent(JobOptions.self, forKey: .job)
@@ -153,7 +164,7 @@ public struct OCRRequest: Codable, Sendable, Equatable {
             if field == nil {
                 // Foundation on Linux reports some failures (a fraction for an integer) without a
                 // path: the field is the first one that does not decode on its own.
-                field = [CodingKeys.languages, .mode, .pages, .pageLimit, .outputs, .autoOrientation, .dpi, .symbols, .textLayer, .engine].first { key in
+                field = [CodingKeys.languages, .mode, .pages, .pageLimit, .outputs, .autoOrientation, .dpi, .symbols, .textLayer, .engine, .fields].first { key in
                     guard let value = object[key.stringValue], JSONSerialization.isValidJSONObject([key.stringValue: value]),
                           let alone = try? JSONSerialization.data(withJSONObject: [key.stringValue: value]) else { return false }
                     return (try? JSONDecoder().decode(OCRRequest.self, from: alone)) == nil
@@ -166,6 +177,7 @@ public struct OCRRequest: Codable, Sendable, Equatable {
             case .mode?: rule = "must be one of document, text, line"
             case .textLayer?: rule = "must be one of auto, ignore"
             case .engine?: rule = "must be one of auto, tesseract, scene"
+            case .fields?: rule = element ? "must be one of receipt" : "must be a list of receipt"
             case .outputs?: rule = element ? "must be one of result, text, hocr, alto, tsv, pdf" : "must be a list of result, text, hocr, alto, tsv, pdf"
             case .languages?: rule = element ? "must be a language name (eng, de, zh-Hans)"
                 : "must be a list of language names (eng, de, zh-Hans) or one string like eng+deu"

@@ -194,6 +194,9 @@ public struct OCRResult: Codable, Sendable, Equatable {
         /// nil where nothing was identified (too little text). See docs/ocr.md "Languages".
         public var detectedLanguages: [DetectedLanguage]?
         public var blocks: [Block]
+        /// The documents whose fields the request asked for (`fields`) found on this page; nil where
+        /// none was asked for, empty where none was found.
+        public var documents: [Document]?
         /// This page rendered from its result when requested (`text`, `hocr`, `alto`, `tsv`; QuireFormats).
         public var renderings: [String: String]?
         /// Pixels per inch of this page's coordinates where the file has no pixels of its own: a PDF

@@ -1,3 +1,5 @@
+import Foundation
+
 // The OCR result's JSON, written directly: the same bytes as Foundation's `JSONEncoder` with
 // `[.sortedKeys, .withoutEscapingSlashes]` gives for the synthesized `Codable` conformance (keys in
 // UTF-8 order, an absent optional left out, `NullWhenAbsent` as `null`, a Double's `description`
@@ -135,6 +137,13 @@ struct ResultJSONWriter {
         key("confidence"); try optionalDouble(p.confidence)
         key("deskewAngle"); try double(p.deskewAngle)
         try detectedLanguages(p.detectedLanguages)
+        if let documents = p.documents {
+            // Rare and small: Foundation writes them, in the same form.
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            guard let data = try? encoder.encode(documents) else { throw NonConformingNumber(value: .nan) }
+            key("documents"); bytes.append(contentsOf: data)
+        }
         if let error = p.error {
             key("error")
             key("code", open: true); string(error.code.rawValue)

@@ -49,6 +49,21 @@ struct OCRResultJSONTests {
         page.detectedLanguages = detected
         // A PDF page's members: its resolution, and an error where it could not be read.
         if renderings {
+            // A receipt's fields: every value type, nested, with escapes in names and text.
+            var total = R.Field(type: .currency, content: "RM 60.30", confidence: 0.93, boundingBox: box(3), polygon: polygon(3))
+            total.valueCurrency = R.Currency(amount: 60.3, currencyCode: "MYR", currencySymbol: "RM")
+            var date = R.Field(type: .date, content: texts[2], confidence: 1)
+            date.valueDate = "2018-10-19"
+            var address = R.Field(type: .address, content: texts[1], confidence: -0.0)
+            address.valueAddress = R.Address(streetAddress: "27, Jalan/Dedap 13", postalCode: "81100", city: "Johor Bahru")
+            var quantity = R.Field(type: .number, confidence: 0.5)
+            quantity.valueNumber = 1e21
+            var item = R.Field(type: .object, confidence: 0.7)
+            item.valueObject = ["Description": date, "Quantity": quantity, "\"q\"": total]
+            var items = R.Field(type: .array, confidence: 0.7)
+            items.valueArray = [item, item]
+            page.documents = [R.Document(kind: "receipt", boundingBox: box(2), polygon: polygon(2), confidence: 0.8,
+                                         fields: ["Total": total, "TransactionDate": date, "MerchantAddress": address, "Items": items])]
             page.resolution = 300
             page.error = R.PageError(code: .tooManyPixels, message: "page 2: \"200\" inches/wide")
         }
