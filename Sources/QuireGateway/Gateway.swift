@@ -22,6 +22,8 @@ public struct OCRCall: Sendable, Equatable {
     public var pages: [Int]?
     /// Read at most this many of them (Cloud Vision's files: the first five).
     public var pageLimit: Int?
+    /// The kinds of document to find fields of (Document Intelligence's `prebuilt-receipt`: `receipt`).
+    public var fields: [OCRRequest.Fields]?
 
     public init(image: [UInt8], mode: String, languages: [String]? = nil, token: String? = nil, apiKey: String? = nil, pages: [Int]? = nil) {
         self.image = image
@@ -42,7 +44,8 @@ public struct OCRCall: Sendable, Equatable {
     /// travel in its submission (`QuireClient.jobs`).
     var requestFrame: [UInt8] {
         let hints = languages.flatMap { $0.isEmpty ? nil : $0 }
-        return OCRRequest(languages: hints, mode: OCRRequest.Mode(rawValue: mode) ?? .document, pages: pages, pageLimit: pageLimit, token: token).jsonBytes()
+        return OCRRequest(languages: hints, mode: OCRRequest.Mode(rawValue: mode) ?? .document, pages: pages, pageLimit: pageLimit, fields: fields,
+                          token: token).jsonBytes()
     }
 }
 
@@ -175,7 +178,7 @@ public final class Gateway: Sendable {
     /// The API families the gateway answers (``APIDialect``), their routes added in this order. A path
     /// no route has, outside every family's prefix, gets the first's (Cloud Vision's) 404.
     static let families: [any APIDialect.Type] = [CloudVisionAPI.self, OAuthTokenEndpoint.self, FirebaseCallable.self, AzureAPI.self,
-                                                  ImageAnalysisAPI.self]
+                                                  ImageAnalysisAPI.self, DocumentIntelligenceAPI.self, FormRecognizerAPI.self]
 
     /// Every route the gateway answers, each family's refusing in its own shape (``APIDialect``); the
     /// router's ``HTTPRouter/rejection(_:_:_:)`` is the server's. Image URLs go to `fetch` (by default:

@@ -13,13 +13,18 @@ public struct JobSnapshot: Sendable, Equatable {
     public var result: OCRResult?
     /// Why it failed, when it did.
     public var error: String?
+    /// What kind of failure it was, where the worker or the broker said (a file no worker could read is
+    /// the client's fault; a job that died with its workers is not): for APIs whose failed operations
+    /// carry an error code (Document Intelligence's).
+    public var failure: GatewayFailure?
 
-    public init(phase: Phase, created: Date, updated: Date, result: OCRResult? = nil, error: String? = nil) {
+    public init(phase: Phase, created: Date, updated: Date, result: OCRResult? = nil, error: String? = nil, failure: GatewayFailure? = nil) {
         self.phase = phase
         self.created = created
         self.updated = updated
         self.result = result
         self.error = error
+        self.failure = failure
     }
 }
 
@@ -89,7 +94,8 @@ public struct JobBackend: Sendable {
                         case .done(let result):
                             return .success(JobSnapshot(phase: .succeeded, created: created, updated: updated, result: result))
                         case .failed(let error):
-                            return .success(JobSnapshot(phase: .failed, created: created, updated: updated, error: error.message))
+                            return .success(JobSnapshot(phase: .failed, created: created, updated: updated, error: error.message,
+                                                        failure: GatewayFailure(error)))
                         case .pending:
                             return .success(JobSnapshot(phase: .running, created: created, updated: updated))
                         case .unknown:
@@ -99,7 +105,10 @@ public struct JobBackend: Sendable {
                         }
                     default:
                         return .success(JobSnapshot(phase: .failed, created: created, updated: updated,
-                                                 error: status.error?.message ?? "the job is \(status.state)"))
+                                                 error: status.error?.message ?? "the job is \(status.state)",
+                                                 failure: status.error.flatMap { WireError.Code(rawValue: $0.code) }.map {
+                                                     GatewayFailure(WireError($0, status.error?.message ?? ""))
+                                                 }))
                     }
                 } catch let refusal as Titanic.Refusal where refusal.isUnknownJob {
                     return .success(nil)
