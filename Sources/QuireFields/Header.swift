@@ -9,8 +9,11 @@ enum Header {
         "JALAN", "JLN", "JL", "LORONG", "LRG", "TAMAN", "TMN", "LOT", "NO", "BLOK", "BLOCK", "BANDAR", "KAMPUNG", "KG", "BATU",
         "PERSIARAN", "LEBUH", "LEBUHRAYA", "SEKSYEN", "SECTION", "SS", "STREET", "ST", "ROAD", "RD", "AVENUE", "AVE", "BLVD", "SUITE",
         "FLOOR", "LEVEL", "TINGKAT", "INDUSTRI", "PERINDUSTRIAN", "KAWASAN", "PUSAT", "PANGSAPURI", "MUKIM", "KM", "OFF", "PT",
-        "GROUND", "UNIT", "WISMA", "MENARA", "KOMPLEKS", "JAYA", "UTAMA", "BARU", "INDAH", "PERDANA", "SERI", "SRI", "DESA", "BUKIT",
+        "GROUND", "UNIT", "WISMA", "MENARA", "KOMPLEKS",
     ]
+    /// Place words that are also in shops' names (`INDAH GIFT`, `SRI BINTANG`): an address's only
+    /// where the line has a number or a comma too.
+    static let placeWords: Set<String> = ["JAYA", "UTAMA", "BARU", "INDAH", "PERDANA", "SERI", "SRI", "DESA", "BUKIT", "SEKSYEN", "PUSAT", "KAWASAN"]
     static let states: Set<String> = [
         "JOHOR", "SELANGOR", "KUALA", "LUMPUR", "PENANG", "PINANG", "PERAK", "KEDAH", "KELANTAN", "TERENGGANU", "PAHANG", "MELAKA",
         "MALACCA", "NEGERI", "SEMBILAN", "SABAH", "SARAWAK", "PERLIS", "PUTRAJAYA", "LABUAN", "MALAYSIA", "SINGAPORE", "BAHRU",
@@ -60,11 +63,12 @@ enum Header {
 
     static func isAddress(_ text: String, words: [Substring]) -> Bool {
         if hasPostcode(text) { return true }
-        let street = words.filter { streetWords.contains(String($0)) }.count
+        let numbered = text.contains(where: \.isNumber) || text.contains(",")
+        let street = words.filter { streetWords.contains(String($0)) || numbered && placeWords.contains(String($0)) }.count
         let state = words.filter { states.contains(String($0)) }.count
         // `27, JALAN DEDAP 13,`: a number then a comma opens an address line.
-        let numbered = text.first?.isNumber == true && text.prefix(8).contains(",")
-        return street >= 1 && (words.count <= 6 || street >= 2 || text.contains(",")) || state >= 1 && words.count <= 4 || numbered
+        let opensNumbered = text.first?.isNumber == true && text.prefix(8).contains(",")
+        return street >= 1 && (words.count <= 6 || street >= 2 || text.contains(",")) || state >= 1 && words.count <= 4 || opensNumbered
             || text.hasSuffix(",") && text.filter(\.isNumber).count > 0
     }
 

@@ -33,20 +33,23 @@ enum Labels {
         let w = words(text)
         if w.isEmpty { return .none }
         let joined = w.joined(separator: " ")
-        let total = has(w, "TOTAL") || w.contains { $0 == "TOT" || $0 == "TTL" || $0 == "TOTALRM" }
+        let total = has(w, "TOTAL") || w.contains { $0 == "TOT" || $0 == "TTL" || $0.count > 5 && ($0.hasPrefix("TOTAL") || $0.hasSuffix("TOTAL")) }
         if has(w, "SUBTOTAL") || has(w, phrase: ["SUB", "TOTAL"]) || joined.contains("SUB TOT") || joined.contains("EXCL")
             || has(w, "EXCLUDING") || has(w, phrase: ["NET", "SALES"]) { return .subtotal }
         if has(w, "ROUNDING") || has(w, "ROUNDED") || w.contains("ROUND") || w.contains("RND") || w.contains("ADJ") && !total { return .rounding }
         if has(w, "CHANGE") || w.contains("CHG") { return .change }
         if w.contains(where: { ["QTY", "QUANTITY", "ITEM", "ITEMS", "PCS", "UNITS", "NO"].contains($0) }) && total { return .count }
         if has(w, "DISCOUNT") || w.contains("DISC") || has(w, "SAVINGS") || has(w, "VOUCHER") { return .discount }
-        let inclusive = has(w, "INCLUSIVE") || w.contains("INCL") || w.contains("INC") || has(w, "INCLUDING")
-        let taxWord = w.contains { ["GST", "SST", "VAT", "TAX"].contains($0) } || joined.contains("GST") && !inclusive
-        if taxWord && !inclusive && !has(w, "INVOICE") { return .tax }
+        let inclusive = has(w, "INCLUSIVE") || w.contains("INCL") || w.contains("INC") || has(w, "INCLUDING") || has(w, "INCLUDED") || joined.contains("CLUSIVE")
+        let taxWords = ["GST", "SST", "VAT", "TAX"]
+        let taxWord = w.contains { taxWords.contains(String($0)) } || joined.contains("GST")
+        // `TOTAL GST`, `GST 6%`: the tax; `TOTAL … INCL GST`, `TOTAL SALES (INCLUSIVE OF GST)`: the total.
+        let taxFirst = taxWords.contains(String(w[0])) || w.count > 1 && Labels.matches(w[0], "TOTAL") && taxWords.contains(String(w[1])) && !inclusive
+        if taxWord && (taxFirst || !inclusive && !total) && !has(w, "INVOICE") { return .tax }
         if w.contains("TIP") || w.contains("TIPS") || has(w, "GRATUITY") { return .tip }
         if total || has(w, phrase: ["AMOUNT", "DUE"]) || has(w, "PAYABLE") || has(w, "NETT") || has(w, phrase: ["NET", "AMOUNT"])
-            || has(w, phrase: ["BALANCE", "DUE"]) || has(w, phrase: ["GRAND"]) || w.first == "AMOUNT" || w.first == "AMT" { return .total }
-        if w.contains(where: { ["CASH", "TENDER", "TENDERED", "PAID", "PAYMENT", "VISA", "MASTER", "MASTERCARD", "CARD", "CREDIT", "DEBIT", "AMEX"].contains($0) }) {
+            || has(w, phrase: ["BALANCE", "DUE"]) || w.first == "AMOUNT" || w.first == "AMT" { return .total }
+        if w.contains(where: { ["CASH", "TENDER", "TENDERED", "PAID", "PAY", "PAYMENT", "VISA", "MASTER", "MASTERCARD", "CARD", "CREDIT", "DEBIT", "AMEX"].contains($0) }) {
             return .cash
         }
         return .none

@@ -84,7 +84,8 @@ struct Money {
             case .total: score = final ? 12 : 10; rule = 1
             case .subtotal: score = 4
             case .none: score = placed.amount.symbol != nil ? 3 : 0
-            case .cash: score = 1
+            // Paid by card without change: the payment is the total.
+            case .cash: score = changes.isEmpty ? 3 : 1
             default: continue
             }
             var agreeing = 0
@@ -99,8 +100,10 @@ struct Money {
                     score += 4; agreeing += 1; rule = max(rule, 3)
                 }
             }
-            if kind == .none, let rounding = roundings.last, placed.row > rounding.row, placed.amount.symbol != nil {
-                score += 3; rule = max(rule, 5)
+            // After a rounding line: the amount above it plus the rounding, printed below it.
+            if let rounding = roundings.last, rounding.amount.value != 0, placed.row > rounding.row,
+               labelled.contains(where: { [.total, .subtotal].contains($0.kind) && $0.placed.row < rounding.row && near($0.placed.amount.value + rounding.amount.value, value) }) {
+                score += 5; agreeing += 1; rule = max(rule, 5)
             }
             if let maxLabelled, near(maxLabelled, value), kind != .cash { score += 1; if rule == 0 { rule = 4 } }
             let repeats = labelled.filter { near($0.placed.amount.value, value) && $0.placed.row != placed.row && [.total, .subtotal, .cash].contains($0.kind) }.count
@@ -131,7 +134,8 @@ struct Money {
 
     static func items(_ rows: [Row], after headerEnd: Int) -> [Item] {
         let end = rows.firstIndex { row in
-            [.total, .subtotal, .tax, .cash, .rounding].contains(Labels.kind(row.text)) && !Values.amountsIn(row).isEmpty
+            let kind = Labels.kind(row.text), amounts = Values.amountsIn(row).count
+            return [.total, .subtotal, .tax, .rounding].contains(kind) && amounts > 0 || kind == .cash && amounts == 1
         } ?? rows.count
         guard headerEnd < end else { return [] }
         var items: [Item] = []
@@ -139,7 +143,9 @@ struct Money {
         for index in headerEnd..<end {
             let row = rows[index]
             let amounts = Values.amountsIn(row)
-            guard let last = amounts.last, last.words.last == row.words.count - 1, Labels.kind(row.text) == .none else { continue }
+            // `CARD` in an item's name is not a payment where the row has its price and total.
+            let kind = Labels.kind(row.text)
+            guard let last = amounts.last, last.words.last == row.words.count - 1, kind == .none || kind == .cash && amounts.count >= 2 else { continue }
             let firstAmountWord = amounts.first?.words.first ?? row.words.count
             var describing = Array(0..<firstAmountWord)
             var quantity: (row: Int, word: Int, value: Double)?

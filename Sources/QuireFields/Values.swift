@@ -47,17 +47,19 @@ enum Values {
         var text = Substring(word.uppercased())
         var negative = false
         var symbol: String?
+        // A minus counts where it opens the word (`-0.01`), not after other marks (`~—-31.00` is a dotted leader).
+        let leadingMinus = text.first == "-"
         func trimPunctuation() {
-            while let first = text.first, ":=(*#@>".contains(first) { if first == "(" { negative = true }; text = text.dropFirst() }
-            while let last = text.last, ":;)*,'\"".contains(last) { text = text.dropLast() }
+            while let first = text.first, ":=(*#@>~—–_\"'«»“”‘’".contains(first) { if first == "(" { negative = true }; text = text.dropFirst() }
+            while let last = text.last, ":;)*,'\".“”’«»".contains(last) { text = text.dropLast() }
         }
         trimPunctuation()
-        if text.first == "-" { negative = true; text = text.dropFirst() }
+        if text.first == "-" { negative = leadingMinus; text = text.dropFirst() }
         for candidate in symbols where text.hasPrefix(candidate) {
             symbol = candidate; text = text.dropFirst(candidate.count); break
         }
         trimPunctuation()
-        if text.first == "-" { negative = true; text = text.dropFirst() }
+        if text.first == "-" { negative = leadingMinus || symbol != nil; text = text.dropFirst() }
         if text.last == "-" { negative = true; text = text.dropLast() }
         // A tax code or a flag glued after the amount (`SR`, `ZR`, `S`, `T`, `X`).
         var trailing = 0
