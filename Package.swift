@@ -109,7 +109,7 @@ let package = Package(
         .target(
             name: "QuireBench",
             dependencies: ["QuireStack", "QuireBroker", "QuireWorker", "QuireClient", "QuireOCR", "Tesseract", "Imaging", "QuireRecognition", "QuireWire", "QuireSupport", "ZeroMQ",
-                           "QuireTokens", "QuireJWT", "QuireGateway"]
+                           "QuireTokens", "QuireJWT", "QuireGateway", "QuireFields"]
         ),
 
         // What tests share: temporary folders, byte helpers, drawn test images, fake engines. Only test

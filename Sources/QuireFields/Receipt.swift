@@ -123,6 +123,14 @@ public enum ReceiptFields {
         return Reading(document: document, step: OCRResult.Step(step: "fields", applied: true, parameters: parameters))
     }
 
+    /// A date as printed (`19/10/2018`, `25 MAR 2018`, `25032018`) in ISO 8601, day first where the
+    /// order is not printed; nil where it is not a date. What a benchmark compares its keys with.
+    public static func isoDate(_ printed: String, dayFirst: Bool = true) -> String? {
+        guard let p = Values.date(printed, labelled: true) else { return nil }
+        let (day, month) = (p.dayFirst ?? dayFirst) ? (p.first, p.second) : (p.second, p.first)
+        return "\(p.year)-" + Dates.two(month) + "-" + Dates.two(day)
+    }
+
     static func round(_ value: Double) -> Double { (value * 1_000).rounded() / 1_000 }
 
     static func field(_ type: OCRResult.FieldType, words: [OCRResult.Word]) -> OCRResult.Field {
