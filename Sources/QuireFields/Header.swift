@@ -44,6 +44,8 @@ enum Header {
         let tokens = text.split(separator: " ")
         if tokens.contains(where: { Values.date(String($0), labelled: false) != nil || Values.time(String($0)) != nil }) { return .date }
         if isAddress(text, words: words) { return .address }
+        // A line with a price is an item, not a name.
+        if !Values.amountsIn(row).isEmpty { return .noise }
         if letters < 3 || Double(letters) < 0.5 * Double(text.filter { !$0.isWhitespace }.count) { return .noise }
         return .name
     }
