@@ -97,8 +97,11 @@ let package = Package(
         // The Quire result in other services' shapes (Cloud Vision, Azure Read, Image Analysis) and as
         // the searchable PDF: no C, no sockets, for the CLI and the HTTP gateway alike.
         .target(name: "QuireFormats", dependencies: ["QuireWire"]),
+        // A document's fields from a read page (a receipt's merchant, date, items, total): pure values
+        // over the result's lines and boxes, no engine.
+        .target(name: "QuireFields", dependencies: ["QuireWire"]),
         .target(name: "QuireOCR", dependencies: ["Tesseract", "SceneText", "LanguageID", "Imaging", "QuirePDF", "QuireRecognition", "QuireWire", "QuireWorker", "QuireSupport", "QuireFormats",
-                                                 "QuireClient", "QuireJWT"]),
+                                                 "QuireClient", "QuireJWT", "QuireFields"]),
         // One process's stack: a broker, workers of any kind, started and stopped in order (`quire up`,
         // the benchmarks, in-process tests).
         .target(name: "QuireStack", dependencies: ["QuireBroker", "QuireWorker", "ZeroMQ", "QuireSupport"]),
@@ -106,7 +109,7 @@ let package = Package(
         .target(
             name: "QuireBench",
             dependencies: ["QuireStack", "QuireBroker", "QuireWorker", "QuireClient", "QuireOCR", "Tesseract", "Imaging", "QuireRecognition", "QuireWire", "QuireSupport", "ZeroMQ",
-                           "QuireTokens", "QuireJWT", "QuireGateway"]
+                           "QuireTokens", "QuireJWT", "QuireGateway", "QuireFields"]
         ),
 
         // What tests share: temporary folders, byte helpers, drawn test images, fake engines. Only test
@@ -136,6 +139,7 @@ let package = Package(
         .testTarget(name: "QuireRecognitionTests", dependencies: ["QuireRecognition", "Imaging", "QuireWire"]),
         .testTarget(name: "LanguageIDTests", dependencies: ["LanguageID"]),
         .testTarget(name: "QuireBenchTests", dependencies: ["QuireBench", "QuireTestSupport"]),
+        .testTarget(name: "QuireFieldsTests", dependencies: ["QuireFields", "QuireWire"]),
         .testTarget(name: "QuireFormatsTests", dependencies: ["QuireFormats", "QuireWire"], exclude: ["Fixtures"]),
         .testTarget(
             name: "QuireStackTests",

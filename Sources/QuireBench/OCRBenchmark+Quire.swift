@@ -20,10 +20,10 @@ import Glibc
 extension OCRBenchmark {
     /// The request's JSON frame: the languages and the mode, the rest as the worker defaults it
     /// (nil languages: none named, the worker detects them).
-    func requestFrame(languages: [String]?) throws -> [UInt8] {
+    func requestFrame(languages: [String]?, fields: [OCRRequest.Fields]? = nil) throws -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        return Array(try encoder.encode(OCRRequest(languages: languages, mode: options.mode, engine: options.engine)))
+        return Array(try encoder.encode(OCRRequest(languages: languages, mode: options.mode, engine: options.engine, fields: fields)))
     }
 
     // MARK: - Quire
@@ -36,6 +36,8 @@ extension OCRBenchmark {
         let summary: ReplySummary?
         /// The page languages and detection steps, from a reply to a request without languages.
         var detection: DetectionSummary? = nil
+        /// The other way's reply as it came (`bench fields` reads its documents).
+        var frame: [UInt8]? = nil
     }
 
     /// The broker, the OCR workers and the client: broker and workers share one context, as in
@@ -189,6 +191,7 @@ extension OCRBenchmark {
                         let summary = reply.first.flatMap { try? decoder.decode(ReplySummary.self, from: Data($0)) }
                         var answer = Reply(image: indices[ticket], nanoseconds: elapsed, bytes: reply.first?.count ?? 0, summary: summary)
                         if withoutLanguages {
+                            answer.frame = reply.first
                             answer.detection = reply.first.flatMap { try? decoder.decode(DetectionSummary.self, from: Data($0)) }
                         }
                         out.append(Timed(reply: answer, withoutLanguages: withoutLanguages, cpu: cpu0.until(CPUSnapshot.now())))

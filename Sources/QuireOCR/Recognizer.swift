@@ -4,6 +4,7 @@ import QuireWire
 import Imaging
 import QuireRecognition
 import QuirePDF
+import QuireFields
 
 /// The result of one request, and what the pipeline could not do here.
 public struct Recognition: Sendable {
@@ -33,6 +34,39 @@ public final class Recognizer {
 
     /// Reads `image` as `request` asks. Every failure is a typed `WireError`.
     public func recognize(_ request: OCRRequest, image bytes: [UInt8]) throws(WireError) -> Recognition {
+        var recognition = try read(request, image: bytes)
+        if let kinds = request.fields, !kinds.isEmpty { Self.findFields(kinds, in: &recognition.result, locale: request.languages?.first) }
+        return recognition
+    }
+
+    /// Each read page's documents (`[]` where none was found) and its `fields` step, from the page's
+    /// result alone: images and PDF pages, every engine, take the same path. Costs about a
+    /// millisecond a page (the step's `ms`), against the second its reading takes.
+    static func findFields(_ kinds: [OCRRequest.Fields], in result: inout OCRResult, locale: String?) {
+        for index in result.pages.indices where result.pages[index].error == nil {
+            let t0 = Instant.now()
+            var documents: [OCRResult.Document] = []
+            var steps: [OCRResult.Step] = []
+            for kind in Set(kinds) {
+                switch kind {
+                case .receipt:
+                    let reading = ReceiptFields.read(result.pages[index], locale: locale)
+                    if let document = reading.document { documents.append(document) }
+                    steps.append(reading.step)
+                }
+            }
+            result.pages[index].documents = documents
+            let ms = (t0.millisecondsSince * 1_000).rounded() / 1_000
+            result.metadata.steps += steps.map { step in
+                var step = step
+                step.page = result.pages[index].pageNumber
+                step.parameters["ms"] = ms
+                return step
+            }
+        }
+    }
+
+    func read(_ request: OCRRequest, image bytes: [UInt8]) throws(WireError) -> Recognition {
         let start = Instant.now()
         guard !bytes.isEmpty else { throw WireError(.notAnImage, "the image frame is empty") }
         guard bytes.count <= configuration.maxImageBytes else {

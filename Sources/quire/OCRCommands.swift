@@ -160,7 +160,10 @@ enum OCRRequestOptions {
 
     static let engine = Option("engine", .word(["auto", "tesseract", "scene"], noun: "engine", placeholder: "E"), default: "auto",
                                help: "tesseract (pages), scene (signs, screens, whiteboards, handwriting), or auto: chosen by the picture")
-    static let group = OptionGroup("OCR options:", options: [format.info, languages.info, mode.info, engine.info, autoOrientation.info, pages.info, dpi.info, textLayer.info])
+    static let fields = Option("fields", .list(separator: ",", placeholder: "KIND"),
+                               help: "also find these documents' fields on each page: receipt (merchant, date, items, total; in each page's documents; --format text prints them after the page's text)")
+    static let group = OptionGroup("OCR options:", options: [format.info, languages.info, mode.info, engine.info, autoOrientation.info, pages.info, dpi.info, textLayer.info,
+                                                             fields.info])
 
     static func request(_ invocation: Invocation) throws(UsageError) -> (OCRRequest, String) {
         let format = try invocation.value(Self.format, or: "json")
@@ -172,6 +175,14 @@ enum OCRRequestOptions {
         request.dpi = try invocation.value(dpi)
         if invocation.isGiven(textLayer), let choice = try invocation.value(textLayer) { request.textLayer = OCRRequest.TextLayer(rawValue: choice) }
         if invocation.isGiven(engine), let choice = try invocation.value(engine) { request.engine = OCRRequest.Engine(rawValue: choice) }
+        if let kinds = try invocation.value(fields) {
+            request.fields = try kinds.map { kind throws(UsageError) in
+                guard let known = OCRRequest.Fields(rawValue: kind) else {
+                    throw UsageError(command: "quire recognize", message: "--fields: '\(kind)' is not a kind of document (receipt)")
+                }
+                return known
+            }
+        }
         // The text documents are rendered here from the result; only the PDF is the worker's to make.
         if format == "pdf" { request.outputs = [.pdf] }
         return (request, format)
@@ -366,7 +377,7 @@ enum RecognizeCommand {
     static func document(_ format: String, _ result: OCRResult, name: String) -> String? {
         switch format {
         // Pages apart by a form feed, as the tesseract CLI writes them.
-        case "text": result.pages.map { $0.text.isEmpty || $0.text.hasSuffix("\n") ? $0.text : $0.text + "\n" }.joined(separator: "\u{0C}")
+        case "text": result.pages.map { ($0.text.isEmpty || $0.text.hasSuffix("\n") ? $0.text : $0.text + "\n") + fieldsText($0) }.joined(separator: "\u{0C}")
         case "tsv": TSV.document(result)
         case "hocr": HOCR.document(result, imageName: name)
         case "alto": ALTO.document(result, imageName: name)

@@ -64,3 +64,28 @@ extension RecognizeCommand {
         }
     }
 }
+
+/// A page's documents as text lines after its text (`--format text --fields receipt`): each field's
+/// name, its value and, where it differs, the text it was read from; nothing for a page without documents.
+func fieldsText(_ page: OCRResult.Page) -> String {
+    guard let documents = page.documents, !documents.isEmpty else { return "" }
+    func value(_ field: OCRResult.Field) -> String {
+        if let currency = field.valueCurrency {
+            return [currency.currencyCode, String(format: "%.2f", currency.amount)].compactMap { $0 }.joined(separator: " ")
+        }
+        return field.valueDate ?? field.valueTime ?? field.valuePhoneNumber ?? field.valueString ?? field.valueNumber.map { String($0) } ?? field.content ?? ""
+    }
+    func lines(_ fields: [String: OCRResult.Field], indent: String) -> [String] {
+        fields.sorted { $0.key < $1.key }.flatMap { name, field -> [String] in
+            if let array = field.valueArray {
+                return ["\(indent)\(name):"] + array.enumerated().flatMap { index, item in
+                    ["\(indent)  \(index + 1)."] + lines(item.valueObject ?? [:], indent: indent + "    ")
+                }
+            }
+            let shown = value(field)
+            let printed = field.content.map { $0 == shown ? "" : "  (\"\($0)\")" } ?? ""
+            return ["\(indent)\(name): \(shown)\(printed)  [\(String(format: "%.2f", field.confidence))]"]
+        }
+    }
+    return documents.map { document in (["-- \(document.kind) --"] + lines(document.fields, indent: "")).joined(separator: "\n") + "\n" }.joined()
+}

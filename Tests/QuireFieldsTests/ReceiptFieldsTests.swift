@@ -1,0 +1,166 @@
+import QuireWire
+import Testing
+@testable import QuireFields
+
+/// A page of lines, each at its own height, its words spread left to right (10 px a character), as
+/// a receipt printer lays them out.
+func page(_ lines: [String], confidence: Double = 0.9) -> OCRResult.Page {
+    var built: [OCRResult.Line] = []
+    for (index, text) in lines.enumerated() {
+        let y = 20 + index * 30
+        var x = 10
+        var words: [OCRResult.Word] = []
+        for word in text.split(separator: " ") {
+            let box = OCRResult.Box(x: x, y: y, width: word.count * 10, height: 20)
+            words.append(OCRResult.Word(text: String(word), boundingBox: box, polygon: Geometry.polygon(box), confidence: confidence, languages: ["eng"],
+                                        break: "space", symbols: []))
+            x += word.count * 10 + 10
+        }
+        let box = Geometry.union(words.map(\.boundingBox))
+        built.append(OCRResult.Line(text: text, boundingBox: box, polygon: Geometry.polygon(box), confidence: confidence, languages: ["eng"],
+                                    baseline: nil, direction: "ltr", words: words))
+    }
+    let box = Geometry.union(built.map(\.boundingBox))
+    let paragraph = OCRResult.Paragraph(text: lines.joined(separator: "\n"), boundingBox: box, polygon: Geometry.polygon(box), confidence: confidence,
+                                        languages: ["eng"], lines: built)
+    let block = OCRResult.Block(text: paragraph.text, boundingBox: box, polygon: Geometry.polygon(box), confidence: confidence, languages: ["eng"],
+                                paragraphs: [paragraph])
+    return OCRResult.Page(pageNumber: 1, width: 600, height: 30 * lines.count + 40, unit: "pixel", rotation: 0, mirrored: false, deskewAngle: 0,
+                          transform: [1, 0, 0, 0, 1, 0], recognitionScale: 1, text: paragraph.text, confidence: confidence, languages: ["eng"],
+                          blocks: [block], renderings: nil)
+}
+
+let malaysian = [
+    "tan woon yann",
+    "INDAH GIFT & HOME DECO",
+    "27, JALAN DEDAP 13,",
+    "TAMAN JOHOR JAYA,",
+    "81100 JOHOR BAHRU, JOHOR.",
+    "Tel:07-3507405 Fax:07-3558140",
+    "RECEIPT",
+    "19/10/2018 20:49:59 #01",
+    "Desc/Item Qty Price Amt",
+    "GF-TABLE LAMP/STITCH",
+    "62483 1 55.90 55.90",
+    "ST-PRIVILEGE CARD 1 4.41 4.41",
+    "TOTAL: 60.31",
+    "ROUNDING ADJ -0.01",
+    "RM 60.30",
+    "CASH 70.30",
+    "CHANGE 10.00",
+    "Thank You ! Please Come Again !",
+]
+
+@Suite("Receipt fields")
+struct ReceiptFieldsTests {
+    @Test("a Malaysian receipt: the name above the address, the rounded total agreed by cash and change")
+    func malaysianReceipt() throws {
+        let reading = ReceiptFields.read(page(malaysian))
+        let document = try #require(reading.document)
+        let fields = document.fields
+        #expect(document.kind == "receipt")
+        #expect(fields["MerchantName"]?.valueString == "INDAH GIFT & HOME DECO")
+        #expect(fields["MerchantAddress"]?.content == "27, JALAN DEDAP 13, TAMAN JOHOR JAYA, 81100 JOHOR BAHRU, JOHOR.")
+        #expect(fields["MerchantAddress"]?.valueAddress?.postalCode == "81100")
+        #expect(fields["MerchantPhoneNumber"]?.valuePhoneNumber == "+6073507405")
+        #expect(fields["TransactionDate"]?.valueDate == "2018-10-19")
+        #expect(fields["TransactionDate"]?.content == "19/10/2018")
+        #expect(fields["TransactionTime"]?.valueTime == "20:49:59")
+        let total = try #require(fields["Total"]?.valueCurrency)
+        #expect(total == OCRResult.Currency(amount: 60.30, currencyCode: "MYR", currencySymbol: "RM"))
+        #expect(fields["Total"]?.content == "RM 60.30")
+        // Where it stands: the words' box, on the 15th line.
+        #expect(fields["Total"]?.boundingBox?.y == 20 + 14 * 30)
+        #expect(reading.step.step == "fields")
+        #expect(reading.step.applied)
+        #expect((reading.step.parameters["total.agreeing"] ?? 0) >= 1)
+        let items = try #require(fields["Items"]?.valueArray)
+        try #require(items.count == 2)
+        #expect(items[0].valueObject?["Description"]?.valueString == "GF-TABLE LAMP/STITCH")
+        #expect(items[0].valueObject?["Quantity"]?.valueNumber == 1)
+        #expect(items[0].valueObject?["Price"]?.valueCurrency?.amount == 55.90)
+        #expect(items[0].valueObject?["TotalPrice"]?.valueCurrency?.amount == 55.90)
+        #expect(items[1].valueObject?["Description"]?.valueString == "ST-PRIVILEGE CARD")
+    }
+
+    @Test("subtotal + tax = total picks the total among several labelled amounts")
+    func arithmeticDecides() throws {
+        let lines = ["CORNER CAFE SDN BHD", "12 JALAN SS 2/24,", "47300 PETALING JAYA", "DATE: 23 Mar 2018 2:32 PM",
+                     "NASI LEMAK 2 7.50 15.00", "SUBTOTAL 15.00", "GST 6% 0.90", "TOTAL 15.90", "TOTAL QTY 2.00", "VISA 15.90"]
+        let fields = try #require(ReceiptFields.read(page(lines)).document?.fields)
+        #expect(fields["Total"]?.valueCurrency?.amount == 15.90)
+        #expect(fields["Subtotal"]?.valueCurrency?.amount == 15.00)
+        #expect(fields["TotalTax"]?.valueCurrency?.amount == 0.90)
+        #expect(fields["TransactionDate"]?.valueDate == "2018-03-23")
+        #expect(fields["TransactionTime"]?.valueTime == "14:32:00")
+        #expect(fields["MerchantName"]?.content == "CORNER CAFE SDN BHD")
+    }
+
+    @Test("a US receipt: month first, dollars, a tip")
+    func usReceipt() throws {
+        let lines = ["JOE'S DINER", "100 MAIN STREET", "SPRINGFIELD, IL 62701", "03/04/2019 7:15 PM", "BURGER 1 9.00 9.00",
+                     "SUBTOTAL $9.00", "TAX $0.72", "TIP $2.00", "TOTAL $11.72"]
+        let fields = try #require(ReceiptFields.read(page(lines)).document?.fields)
+        #expect(fields["TransactionDate"]?.valueDate == "2019-03-04")
+        #expect(fields["Total"]?.valueCurrency == OCRResult.Currency(amount: 11.72, currencyCode: "USD", currencySymbol: "$"))
+        #expect(fields["Tip"]?.valueCurrency?.amount == 2.00)
+        // The locale overrides the page's clues.
+        let british = try #require(ReceiptFields.read(page(lines), locale: "en-GB").document?.fields)
+        #expect(british["TransactionDate"]?.valueDate == "2019-04-03")
+    }
+
+    @Test("nothing a receipt has: no document, the step not applied")
+    func notAReceipt() {
+        let reading = ReceiptFields.read(page(["Lorem ipsum dolor sit amet", "consectetur adipiscing elit"]))
+        #expect(reading.document?.fields["Total"] == nil)
+        #expect(reading.document?.fields["TransactionDate"] == nil)
+        let empty = ReceiptFields.read(page([]))
+        #expect(empty.document == nil)
+        #expect(!empty.step.applied)
+    }
+
+    @Test("dates as printed", arguments: [
+        ("19/10/2018", "2018-10-19"), ("12-01-19", "2019-01-12"), ("2018-03-23", "2018-03-23"), ("23 Mar 2018", "2018-03-23"),
+        ("MAR 23, 2018", "2018-03-23"), ("23.03.18", "2018-03-23"), ("1O/O3/2018", "2018-03-10"), ("DATE:25032018", "2018-03-25"),
+        ("Dater11/03/18", "2018-03-11"), ("28 MAR 18", "2018-03-28"), ("9/3/2018", "2018-03-09"),
+    ])
+    func dates(printed: String, iso: String) throws {
+        let fields = try #require(ReceiptFields.read(page(["SHOP ENTERPRISE", "Date \(printed)", "TOTAL 5.00"])).document?.fields)
+        #expect(fields["TransactionDate"]?.valueDate == iso)
+    }
+
+    @Test("a part above 12 elsewhere on the page settles the order of an ambiguous date")
+    func otherDateDecides() throws {
+        let fields = try #require(ReceiptFields.read(page(["SHOP", "DATE 04/05/2019 10:00", "TOTAL 5.00", "VALID UNTIL 12/25/2019"]),
+                                                     locale: nil).document?.fields)
+        #expect(fields["TransactionDate"]?.valueDate == "2019-04-05")
+    }
+
+    @Test("not dates, not amounts", arguments: ["1.50.00", "13/13/2018", "31/02/2018", "QTY 1/2", "12345"])
+    func notDates(text: String) {
+        #expect(Values.date(text, labelled: false) == nil)
+    }
+
+    @Test("amounts", arguments: [("60.30", 60.30), ("RM60.30", 60.30), ("-0.01", -0.01), ("(0.01)", -0.01), ("1,234.50", 1234.50),
+                                 ("10.00SR", 10.00), ("6O.30", 60.30), ("~—-31.00", 31.00), ("92.80.", 92.80)])
+    func amounts(text: String, value: Double) {
+        #expect(Values.amount(text)?.value == value)
+    }
+
+    @Test("not amounts", arguments: ["6O.3O", "12345", "2018", "ABC.DE", "1.5", "12,34,5.00", "19/10/2018"])
+    func notAmounts(text: String) {
+        #expect(Values.amount(text) == nil)
+    }
+
+    @Test("times", arguments: [("14:32", "14:32:00"), ("14:32:05", "14:32:05"), ("2:32 PM", "14:32:00"), ("12:05AM", "00:05:00")])
+    func times(text: String, iso: String) throws {
+        let time = try #require(Values.time(text))
+        #expect(Dates.two(time.hour) + ":" + Dates.two(time.minute) + ":" + Dates.two(time.second) == iso)
+    }
+
+    @Test("junk never crashes and never makes a total", arguments: ["", "::::", "-", "$", "RM", "(", "..", "9999999999.99", "--1.00-", "\u{0}"])
+    func junk(text: String) {
+        let reading = ReceiptFields.read(page(["TOTAL " + text, text]))
+        #expect(reading.document?.fields["Total"] == nil)
+    }
+}
