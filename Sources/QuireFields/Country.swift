@@ -79,18 +79,52 @@ struct Country: Sendable, Equatable {
     static func address(_ lines: [String]) -> OCRResult.Address {
         var address = OCRResult.Address()
         let joined = lines.joined(separator: " ")
-        let tokens = joined.split(separator: " ")
-        if let index = tokens.firstIndex(where: { $0.count == 5 && $0.allSatisfy(\.isNumber) }) {
-            address.postalCode = String(tokens[index])
-            let after = tokens[(index + 1)...].joined(separator: " ").split(separator: ",").map { $0.trimmingCharacters(in: " .") }.filter { !$0.isEmpty }
-            address.city = after.first
-            if after.count > 1 { address.state = after[1] }
-            address.streetAddress = tokens[..<index].joined(separator: " ").trimmingCharacters(in: " ,")
+        if let (index, city, state, zip) = lines.enumerated().lazy.compactMap({ i, line in usCityLine(line).map { (i, $0.0, $0.1, $0.2) } }).first,
+           index > 0 {
+            // A US address: the street, then "City, ST 97204" (the ZIP after the state).
+            address.city = city
+            address.state = state
+            address.postalCode = zip
+            address.countryRegion = "USA"
+            address.streetAddress = lines[..<index].joined(separator: " ").trimmingCharacters(in: " ,")
         } else {
-            address.streetAddress = joined
+            let tokens = joined.split(separator: " ")
+            if let index = tokens.firstIndex(where: { $0.count == 5 && $0.allSatisfy(\.isNumber) }) {
+                // Malaysia's order: the street, then "81100 JOHOR BAHRU, JOHOR" (the postcode before the city).
+                address.postalCode = String(tokens[index])
+                let after = tokens[(index + 1)...].joined(separator: " ").split(separator: ",").map { $0.trimmingCharacters(in: " .") }.filter { !$0.isEmpty }
+                address.city = after.first
+                if after.count > 1 { address.state = after[1] }
+                address.streetAddress = tokens[..<index].joined(separator: " ").trimmingCharacters(in: " ,")
+            } else {
+                address.streetAddress = joined
+            }
+            if joined.uppercased().contains("MALAYSIA") { address.countryRegion = "MYS" }
         }
-        if joined.uppercased().contains("MALAYSIA") { address.countryRegion = "MYS" }
+        // "412 Harbor Street", "27, JALAN DEDAP 13, TAMAN …": a leading number is the house's, the
+        // rest of that segment its road.
+        if let street = address.streetAddress, let first = street.split(separator: ",").first {
+            let words = first.split(separator: " ")
+            if let number = words.first, number.first?.isNumber == true, number.count <= 6, words.count > 1 || street.contains(",") {
+                address.houseNumber = String(number)
+                let road = (words.count > 1 ? words.dropFirst().joined(separator: " ")
+                            : street.split(separator: ",").dropFirst().first.map { $0.trimmingCharacters(in: " ") } ?? "")
+                if !road.isEmpty { address.road = road }
+            }
+        }
         return address
+    }
+
+    /// "Portland, OR 97204" (or "97204-1234"): the city, the state's two letters and the ZIP.
+    static func usCityLine(_ line: String) -> (String, String, String)? {
+        let parts = line.split(separator: ",", maxSplits: 1).map { $0.trimmingCharacters(in: " .") }
+        guard parts.count == 2, !parts[0].isEmpty, parts[0].allSatisfy({ $0.isLetter || $0 == " " || $0 == "." }) else { return nil }
+        let rest = parts[1].split(separator: " ")
+        guard rest.count == 2, rest[0].count == 2, rest[0].allSatisfy({ $0.isUppercase && $0.isASCII }) else { return nil }
+        let zip = rest[1]
+        let digits = zip.split(separator: "-")
+        guard digits.first?.count == 5, digits.allSatisfy({ $0.allSatisfy(\.isNumber) }), digits.count <= 2 else { return nil }
+        return (parts[0], String(rest[0]), String(zip))
     }
 }
 

@@ -152,6 +152,9 @@ struct Money {
             // The number right before the prices is the quantity (`2`, `2X`, `X2`, `1.000`).
             if let q = describing.last, let value = Self.quantity(row.words[q].text) {
                 quantity = (index, q, value); describing.removeLast()
+            } else if describing.count >= 2, let q = describing.first, let value = Self.quantity(row.words[q].text) {
+                // Or the number before the name, as counter receipts print it (`2 Latte $9.00`).
+                quantity = (index, q, value); describing.removeFirst()
             }
             var description: [Int: [Int]] = [:]
             let letters = describing.map { row.words[$0].text.filter(\.isLetter).count }.reduce(0, +)

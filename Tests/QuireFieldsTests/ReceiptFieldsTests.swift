@@ -61,7 +61,9 @@ struct ReceiptFieldsTests {
         #expect(document.kind == "receipt")
         #expect(fields["MerchantName"]?.valueString == "INDAH GIFT & HOME DECO")
         #expect(fields["MerchantAddress"]?.content == "27, JALAN DEDAP 13, TAMAN JOHOR JAYA, 81100 JOHOR BAHRU, JOHOR.")
-        #expect(fields["MerchantAddress"]?.valueAddress?.postalCode == "81100")
+        #expect(fields["MerchantAddress"]?.valueAddress == OCRResult.Address(houseNumber: "27", road: "JALAN DEDAP 13",
+                                                                            streetAddress: "27, JALAN DEDAP 13, TAMAN JOHOR JAYA", postalCode: "81100",
+                                                                            city: "JOHOR BAHRU", state: "JOHOR"))
         #expect(fields["MerchantPhoneNumber"]?.valuePhoneNumber == "+6073507405")
         #expect(fields["TransactionDate"]?.valueDate == "2018-10-19")
         #expect(fields["TransactionDate"]?.content == "19/10/2018")
@@ -99,11 +101,20 @@ struct ReceiptFieldsTests {
     @Test("a US receipt: month first, dollars, a tip")
     func usReceipt() throws {
         let lines = ["JOE'S DINER", "100 MAIN STREET", "SPRINGFIELD, IL 62701", "03/04/2019 7:15 PM", "BURGER 1 9.00 9.00",
-                     "SUBTOTAL $9.00", "TAX $0.72", "TIP $2.00", "TOTAL $11.72"]
+                     "2 ICED TEA $4.00", "SUBTOTAL $9.00", "TAX $0.72", "TIP $2.00", "TOTAL $11.72"]
         let fields = try #require(ReceiptFields.read(page(lines)).document?.fields)
         #expect(fields["TransactionDate"]?.valueDate == "2019-03-04")
         #expect(fields["Total"]?.valueCurrency == OCRResult.Currency(amount: 11.72, currencyCode: "USD", currencySymbol: "$"))
         #expect(fields["Tip"]?.valueCurrency?.amount == 2.00)
+        // A quantity before the name, as counter receipts print it.
+        let items = try #require(fields["Items"]?.valueArray)
+        try #require(items.count == 2)
+        #expect(items[1].valueObject?["Description"]?.valueString == "ICED TEA")
+        #expect(items[1].valueObject?["Quantity"]?.valueNumber == 2)
+        #expect(items[1].valueObject?["TotalPrice"]?.valueCurrency?.amount == 4.00)
+        // The ZIP after the state, as US addresses print it.
+        #expect(fields["MerchantAddress"]?.valueAddress == OCRResult.Address(houseNumber: "100", road: "MAIN STREET", streetAddress: "100 MAIN STREET",
+                                                                            postalCode: "62701", city: "SPRINGFIELD", state: "IL", countryRegion: "USA"))
         // The locale overrides the page's clues.
         let british = try #require(ReceiptFields.read(page(lines), locale: "en-GB").document?.fields)
         #expect(british["TransactionDate"]?.valueDate == "2019-04-03")
