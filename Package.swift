@@ -99,7 +99,7 @@ let package = Package(
         .target(name: "QuireFormats", dependencies: ["QuireWire"]),
         // A document's fields from a read page (a receipt's merchant, date, items, total): pure values
         // over the result's lines and boxes, no engine.
-        .target(name: "QuireFields", dependencies: ["QuireWire"]),
+        .target(name: "QuireFields", dependencies: ["QuireWire", "QuireSupport"]),
         .target(name: "QuireOCR", dependencies: ["Tesseract", "SceneText", "LanguageID", "Imaging", "QuirePDF", "QuireRecognition", "QuireWire", "QuireWorker", "QuireSupport", "QuireFormats",
                                                  "QuireClient", "QuireJWT", "QuireFields"]),
         // One process's stack: a broker, workers of any kind, started and stopped in order (`quire up`,

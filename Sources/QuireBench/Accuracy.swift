@@ -1,4 +1,5 @@
 import Foundation
+import QuireSupport
 
 /// How well a text read matches its ground truth: the measures `quire bench ocr` reports.
 ///
@@ -96,23 +97,6 @@ public enum Accuracy {
         String(text.unicodeScalars.filter { !CharacterSet.whitespacesAndNewlines.contains($0) }.map(Character.init)).lowercased()
     }
 
-    /// Levenshtein distance, two rows.
-    static func editDistance<T: Equatable>(_ a: [T], _ b: [T]) -> Int {
-        if a.isEmpty { return b.count }
-        if b.isEmpty { return a.count }
-        var previous = Array(0...b.count)
-        var current = [Int](repeating: 0, count: b.count + 1)
-        for i in 1...a.count {
-            current[0] = i
-            let x = a[i - 1]
-            for j in 1...b.count {
-                let substitution = previous[j - 1] + (x == b[j - 1] ? 0 : 1)
-                current[j] = min(substitution, previous[j] + 1, current[j - 1] + 1)
-            }
-            swap(&previous, &current)
-        }
-        return previous[b.count]
-    }
 }
 
 /// One image's scores from one way of reading it (fractions, not percent).

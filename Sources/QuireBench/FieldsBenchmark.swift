@@ -1,4 +1,5 @@
 import Foundation
+import QuireSupport
 import QuireFields
 import QuireWire
 import Tesseract
@@ -76,7 +77,7 @@ public struct FieldsBenchRow: Sendable, Codable, Equatable {
     public static func nearlyError(truth: String, text: String) -> Double {
         let a = letters(truth), b = letters(text)
         guard !a.isEmpty else { return b.isEmpty ? 0 : 1 }
-        return Double(Accuracy.editDistance(a, b)) / Double(a.count)
+        return Double(editDistance(a, b)) / Double(a.count)
     }
 
     static func amount(_ text: String) -> Double? {

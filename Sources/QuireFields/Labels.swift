@@ -1,3 +1,4 @@
+import QuireSupport
 /// The words receipts print beside their values, matched on a row's upper-cased words with one
 /// letter's slack for words of five letters or more (`TOTA1`, `T0TAL`: small print misread).
 enum Labels {
@@ -16,7 +17,7 @@ enum Labels {
     static func matches(_ word: Substring, _ label: String) -> Bool {
         if word == label { return true }
         guard label.count >= 5, abs(word.count - label.count) <= 1 else { return false }
-        return distance(Array(word), Array(label)) <= 1
+        return editDistance(Array(word), Array(label)) <= 1
     }
 
     static func has(_ words: [Substring], _ label: String) -> Bool { words.contains { matches($0, label) } }
@@ -61,20 +62,5 @@ enum Labels {
         let w = words(text)
         return has(w, "GRAND") || has(w, "NETT") || w.contains("NET") || w.contains("DUE") || has(w, "PAYABLE")
             || w.contains("INCL") || has(w, "INCLUSIVE") || w.contains("RM") || has(w, "ROUNDED")
-    }
-
-    static func distance(_ a: [Character], _ b: [Character]) -> Int {
-        if a.isEmpty { return b.count }
-        if b.isEmpty { return a.count }
-        var previous = Array(0...b.count)
-        var current = [Int](repeating: 0, count: b.count + 1)
-        for i in 1...a.count {
-            current[0] = i
-            for j in 1...b.count {
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-            }
-            swap(&previous, &current)
-        }
-        return previous[b.count]
     }
 }

@@ -18,27 +18,25 @@ import QuireWire
 /// parameter (`features`, `outputContentFormat`, `queryFields`…) is ignored, as the service ignores
 /// what a model does not use. Errors are the service's `{"error":{"code","message","innererror"}}`,
 /// the key's refusals its API Management front's (`"code":"401"`).
-public enum DocumentIntelligenceAPI: UploadDialect {
+public enum DocumentIntelligenceAPI: DocumentIntelligenceDialect {
     static var prefix: String? { "/documentintelligence/" }
     static let family = DocumentIntelligenceFamily(root: "/documentintelligence", version: .v2024_11_30)
-
-    static func addRoutes(to router: inout HTTPRouter, _ services: GatewayServices) { family.addRoutes(to: &router, services) }
-    static func refusal(_ problem: UploadProblem) -> HTTPResponse { family.refusal(problem) }
-    static func failure(_ failure: GatewayFailure) -> HTTPResponse { family.failure(failure, credential: nil) }
-    static func notFound(_ request: HTTPRequest) -> HTTPResponse { DocumentIntelligenceFamily.resourceNotFound }
-    static func methodNotAllowed(_ request: HTTPRequest, allowed: [String]) -> HTTPResponse {
-        DocumentIntelligenceFamily.error(405, "405", wrongMethod(request, allowed: allowed))
-    }
-    static func rejection(_ status: Int, _ message: String) -> HTTPResponse { DocumentIntelligenceFamily.rejection(status, message) }
 }
 
 /// Document Intelligence's predecessor, Form Recognizer 2023-07-31 (`/formrecognizer/…`, the API of
 /// `azure-ai-formrecognizer` 3.3): the same operation and result, without 2024-11-30's additions
 /// (``DocumentIntelligenceAPI``).
-public enum FormRecognizerAPI: UploadDialect {
+public enum FormRecognizerAPI: DocumentIntelligenceDialect {
     static var prefix: String? { "/formrecognizer/" }
     static let family = DocumentIntelligenceFamily(root: "/formrecognizer", version: .v2023_07_31)
+}
 
+/// The two versions' dialects: the same routes and refusals, from their ``DocumentIntelligenceFamily``.
+protocol DocumentIntelligenceDialect: UploadDialect {
+    static var family: DocumentIntelligenceFamily { get }
+}
+
+extension DocumentIntelligenceDialect {
     static func addRoutes(to router: inout HTTPRouter, _ services: GatewayServices) { family.addRoutes(to: &router, services) }
     static func refusal(_ problem: UploadProblem) -> HTTPResponse { family.refusal(problem) }
     static func failure(_ failure: GatewayFailure) -> HTTPResponse { family.failure(failure, credential: nil) }
