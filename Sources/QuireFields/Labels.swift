@@ -37,7 +37,9 @@ enum Labels {
         let total = has(w, "TOTAL") || w.contains { $0 == "TOT" || $0 == "TTL" || $0.count > 5 && ($0.hasPrefix("TOTAL") || $0.hasSuffix("TOTAL")) }
         if has(w, "SUBTOTAL") || has(w, phrase: ["SUB", "TOTAL"]) || joined.contains("SUB TOT") || joined.contains("EXCL")
             || has(w, "EXCLUDING") || has(w, phrase: ["NET", "SALES"]) { return .subtotal }
-        if has(w, "ROUNDING") || has(w, "ROUNDED") || w.contains("ROUND") || w.contains("RND") || w.contains("ADJ") && !total { return .rounding }
+        // `TOTAL ROUNDED`, `ROUNDED TOTAL`: the total after rounding, what is paid; `ROUNDING ADJ.`: the adjustment.
+        let roundedTotal = total && has(w, "ROUNDED")
+        if !roundedTotal, has(w, "ROUNDING") || has(w, "ROUNDED") || w.contains("ROUND") || w.contains("RND") || w.contains("ADJ") && !total { return .rounding }
         if has(w, "CHANGE") || w.contains("CHG") { return .change }
         if w.contains(where: { ["QTY", "QUANTITY", "ITEM", "ITEMS", "PCS", "UNITS", "NO"].contains($0) }) && total { return .count }
         if has(w, "DISCOUNT") || w.contains("DISC") || has(w, "SAVINGS") || has(w, "VOUCHER") { return .discount }

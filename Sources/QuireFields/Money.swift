@@ -17,8 +17,14 @@ extension Values {
         while index < words.count {
             if var amount = amount(words[index]) {
                 var used = [index]
-                if amount.symbol == nil, index > 0, let symbol = symbols.first(where: { words[index - 1].uppercased().trimmingCharacters(in: ":") == $0 }) {
-                    amount.symbol = symbol; used.insert(index - 1, at: 0)
+                if amount.symbol == nil, index > 0 {
+                    // `RM 0.02`, and `-RM 0.02` (a rounding down): the sign on the symbol's word.
+                    let before = words[index - 1].uppercased().trimmingCharacters(in: ":")
+                    let negative = before.hasPrefix("-")
+                    if let symbol = symbols.first(where: { (negative ? String(before.dropFirst()) : before) == $0 }) {
+                        amount.symbol = symbol; used.insert(index - 1, at: 0)
+                        if negative, amount.value > 0 { amount.value = -amount.value }
+                    }
                 }
                 out.append(Placed(amount: amount, row: row.index, words: used))
             } else if index + 1 < words.count, words[index + 1].hasPrefix("."), words[index].allSatisfy(\.isNumber),

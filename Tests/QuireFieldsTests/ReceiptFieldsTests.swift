@@ -98,6 +98,19 @@ struct ReceiptFieldsTests {
         #expect(fields["MerchantName"]?.content == "CORNER CAFE SDN BHD")
     }
 
+    @Test("the rounded total is what is paid: below the rounding line, agreed by cash − change")
+    func roundedTotal() throws {
+        // sroie_002's bottom lines as Quire reads them.
+        let lines = ["MR D.I.Y. (JOHOR) SDN BHD", "LOT 1851-A & 1851-B, JALAN KPB 6,", "43300 SERI KEMBANGAN, SELANGOR", "12-01-19 18:10",
+                     "TOTAL RM 33.92", "ROUNDING ADJUSTME} -RM 0.02", "TOTAL ROUNDED RM 33.90", "CASH RM 50.00", "CHANGE RM 16.10"]
+        let fields = try #require(ReceiptFields.read(page(lines)).document?.fields)
+        #expect(fields["Total"]?.valueCurrency?.amount == 33.90)
+        #expect(fields["Total"]?.content == "RM 33.90")
+        // The rounding read as the negative amount it prints, so the arithmetic agrees twice.
+        let step = ReceiptFields.read(page(lines)).step
+        #expect(step.parameters["total.agreeing"] == 2)
+    }
+
     @Test("a US receipt: month first, dollars, a tip")
     func usReceipt() throws {
         let lines = ["JOE'S DINER", "100 MAIN STREET", "SPRINGFIELD, IL 62701", "03/04/2019 7:15 PM", "BURGER 1 9.00 9.00",
