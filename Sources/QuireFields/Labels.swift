@@ -50,7 +50,7 @@ enum Labels {
         let taxFirst = taxWords.contains(String(w[0])) || w.count > 1 && Labels.matches(w[0], "TOTAL") && taxWords.contains(String(w[1])) && !inclusive
         if taxWord && (taxFirst || !inclusive && !total) && !has(w, "INVOICE") { return .tax }
         if w.contains("TIP") || w.contains("TIPS") || has(w, "GRATUITY") { return .tip }
-        if total || has(w, phrase: ["AMOUNT", "DUE"]) || has(w, "PAYABLE") || has(w, "NETT") || has(w, phrase: ["NET", "AMOUNT"])
+        if total || has(w, phrase: ["AMOUNT", "DUE"]) || has(w, "PAYABLE") || has(w, "NETT") || has(w, phrase: ["NET", "AMOUNT"]) || has(w, phrase: ["NET", "AMT"])
             || has(w, phrase: ["BALANCE", "DUE"]) || w.first == "AMOUNT" || w.first == "AMT" { return .total }
         if w.contains(where: { ["CASH", "TENDER", "TENDERED", "PAID", "PAY", "PAYMENT", "VISA", "MASTER", "MASTERCARD", "CARD", "CREDIT", "DEBIT", "AMEX"].contains($0) }) {
             return .cash

@@ -1,3 +1,4 @@
+import QuireWire
 /// Amounts on rows, and the choice among them of the subtotal, tax, tip and total by the checks a
 /// receipt's own arithmetic allows.
 extension Values {
@@ -54,10 +55,39 @@ struct Money {
 
     static func near(_ a: Double, _ b: Double) -> Bool { abs(a - b) < 0.005 }
 
+    /// A row cut after each amount that words of a label follow: `TOTAL SAVING 0.00 TOTAL 77.20` and
+    /// `QTY 4 ROUNDING 0.00 TOTAL 12.00` are two labelled amounts side by side, as two-column
+    /// receipts print them. An item's row (`NASI LEMAK 2 7.50 15.00`) has no label between its
+    /// amounts and stays whole.
+    static func segments(_ row: Row) -> [(text: String, amounts: [Values.Placed])] {
+        let amounts = Values.amountsIn(row)
+        guard amounts.count >= 2 else { return [(row.text, amounts)] }
+        var out: [(text: String, amounts: [Values.Placed])] = []
+        var start = 0
+        var current: [Values.Placed] = []
+        func text(_ words: ArraySlice<OCRResult.Word>) -> String { words.map(\.text).joined(separator: " ").uppercased() }
+        for (i, amount) in amounts.enumerated() {
+            current.append(amount)
+            guard i + 1 < amounts.count, let end = amount.words.last, let next = amounts[i + 1].words.first, end + 1 < next else { continue }
+            if row.words[(end + 1)..<next].map(\.text).joined().filter(\.isLetter).count >= 3 {
+                out.append((text(row.words[start...end]), current))
+                start = end + 1
+                current = []
+            }
+        }
+        out.append((text(row.words[start...]), current))
+        return out
+    }
+
     /// Each row's kind and amounts; a label whose amount is printed on the row below takes it from there.
     static func labelled(_ rows: [Row]) -> [(kind: Labels.Kind, final: Bool, placed: Values.Placed)] {
         var out: [(Labels.Kind, Bool, Values.Placed)] = []
         for (position, row) in rows.enumerated() {
+            let parts = segments(row)
+            if parts.count > 1 {
+                for part in parts { if let last = part.amounts.last { out.append((Labels.kind(part.text), Labels.isFinalTotal(part.text), last)) } }
+                continue
+            }
             let kind = Labels.kind(row.text)
             var amounts = Values.amountsIn(row)
             if amounts.isEmpty, kind != .none, position + 1 < rows.count, Labels.kind(rows[position + 1].text) == .none {

@@ -111,6 +111,21 @@ struct ReceiptFieldsTests {
         #expect(step.parameters["total.agreeing"] == 2)
     }
 
+    @Test("two labelled amounts on one row are two; an item's row stays whole")
+    func twoColumnRows() throws {
+        // sroie_060's bottom as Quire reads it: the total shares its row with the savings.
+        let lines = ["SEMBILAN MART SDN BHD", "NO 8, JALAN PERMAS 10/7,", "81750 MASAI, JOHOR", "03/04/2018 20:29:59",
+                     "NASI LEMAK 2 7.50 15.00", "Qty 4 Rounding 0.00", "Total Saving 0.00 Total 77.20", "Cash 100.00", "Change 22.80"]
+        let fields = try #require(ReceiptFields.read(page(lines)).document?.fields)
+        #expect(fields["Total"]?.valueCurrency?.amount == 77.20)
+        #expect(fields["Total"]?.content == "77.20")
+        let items = try #require(fields["Items"]?.valueArray)
+        #expect(items.count == 1 && items[0].valueObject?["TotalPrice"]?.valueCurrency?.amount == 15.00)
+        // `Net Amt` is a total's label.
+        let net = try #require(ReceiptFields.read(page(["KEDAI BUKU SDN BHD", "12, JALAN SS 2/24,", "47300 PETALING JAYA", "Net Amt : 53.55"])).document?.fields)
+        #expect(net["Total"]?.valueCurrency?.amount == 53.55)
+    }
+
     @Test("a US receipt: month first, dollars, a tip")
     func usReceipt() throws {
         let lines = ["JOE'S DINER", "100 MAIN STREET", "SPRINGFIELD, IL 62701", "03/04/2019 7:15 PM", "BURGER 1 9.00 9.00",
