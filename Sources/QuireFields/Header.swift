@@ -50,6 +50,23 @@ enum Header {
         return .name
     }
 
+    /// The row without the company number printed after a name (`99 SPEED MART S/B (519537-X)`,
+    /// `KING'S CONFECTIONERY S/B273500-U`): its words before the first bracket that five digits follow,
+    /// or before a word of five digits or more with a dash. The row itself where there is none.
+    static func withoutCompanyNumber(_ row: Row) -> Row {
+        let texts = row.words.map(\.text)
+        guard let cut = texts.indices.dropFirst().first(where: { i in
+            let word = texts[i]
+            let bracket = word.first.map { "({[".contains($0) } ?? false
+            return bracket && texts[i...].joined().filter(\.isNumber).count >= 5 || word.filter(\.isNumber).count >= 5 && word.contains("-")
+        }) else { return row }
+        var out = row
+        out.words = Array(row.words[..<cut])
+        out.text = out.words.map(\.text).joined(separator: " ").uppercased()
+        out.box = Geometry.union(out.words.map(\.boundingBox))
+        return out
+    }
+
     /// `(1234567-X)`, `(001234567-K)`: a Malaysian company number in brackets.
     static func isRegistrationNumber(_ text: String) -> Bool {
         guard let open = text.firstIndex(of: "(") else { return false }
@@ -90,7 +107,12 @@ enum Header {
     static func find(_ rows: [Row]) -> Found {
         var found = Found()
         let limit = rows.firstIndex { row in Values.amountsIn(row).contains { _ in true } && Labels.kind(row.text) != .none } ?? rows.count
-        let top = Array(rows.prefix(min(limit, 14)))
+        let rowsAtTop = Array(rows.prefix(min(limit, 14)))
+        // A name with its company number after it is the name alone.
+        let top = rowsAtTop.map { row -> Row in
+            let trimmed = withoutCompanyNumber(row)
+            return trimmed.words.count < row.words.count && kind(trimmed) == .name ? trimmed : row
+        }
         let kinds = top.map(kind)
         // The address: the first run of address lines (a registration line may sit inside it).
         if let start = kinds.firstIndex(of: .address) {

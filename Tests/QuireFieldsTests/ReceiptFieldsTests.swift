@@ -126,6 +126,15 @@ struct ReceiptFieldsTests {
         #expect(net["Total"]?.valueCurrency?.amount == 53.55)
     }
 
+    @Test("a name with its company number after it is the name alone")
+    func companyNumberAfterTheName() throws {
+        for (line, name) in [("99 SPEED MART S/B (519537-X)", "99 SPEED MART S/B"), ("KING'S CONFECTIONERY S/B273500-U (KSB)", "KING'S CONFECTIONERY")] {
+            let lines = ["CASH SALE", line, "LOT P.T. 2811, JALAN ANGSA,", "TAMAN BERKELEY, 41150 KLANG, SELANGOR", "25/03/2018 19:12", "TOTAL 12.00"]
+            let fields = try #require(ReceiptFields.read(page(lines)).document?.fields)
+            #expect(fields["MerchantName"]?.valueString == name)
+        }
+    }
+
     @Test("a US receipt: month first, dollars, a tip")
     func usReceipt() throws {
         let lines = ["JOE'S DINER", "100 MAIN STREET", "SPRINGFIELD, IL 62701", "03/04/2019 7:15 PM", "BURGER 1 9.00 9.00",
