@@ -57,8 +57,12 @@ enum Header {
         let texts = row.words.map(\.text)
         guard let cut = texts.indices.dropFirst().first(where: { i in
             let word = texts[i]
-            let bracket = word.first.map { "({[".contains($0) } ?? false
-            return bracket && texts[i...].joined().filter(\.isNumber).count >= 5 || word.filter(\.isNumber).count >= 5 && word.contains("-")
+            // The bracketed group itself holds the digits: `(M)` in `AEON CO. (M) BHD` is the name's.
+            if word.first.map({ "({[".contains($0) }) == true {
+                let group = texts[i...].prefix { !$0.contains(where: { ")}]".contains($0) }) } + texts[i...].drop { !$0.contains(where: { ")}]".contains($0) }) }.prefix(1)
+                if group.joined().filter(\.isNumber).count >= 5 { return true }
+            }
+            return word.filter(\.isNumber).count >= 5 && word.contains("-")
         }) else { return row }
         var out = row
         out.words = Array(row.words[..<cut])

@@ -49,6 +49,9 @@ enum Labels {
         // `TOTAL GST`, `GST 6%`: the tax; `TOTAL … INCL GST`, `TOTAL SALES (INCLUSIVE OF GST)`: the total.
         let taxFirst = taxWords.contains(String(w[0])) || w.count > 1 && Labels.matches(w[0], "TOTAL") && taxWords.contains(String(w[1])) && !inclusive
         if taxWord && (taxFirst || !inclusive && !total) && !has(w, "INVOICE") { return .tax }
+        // `(Total Included GST @ 4% 1.43)`: a note in brackets of the tax a total includes.
+        let trimmed = text.trimmingCharacters(in: " ")
+        if taxWord, trimmed.hasPrefix("("), trimmed.hasSuffix(")") { return .tax }
         if w.contains("TIP") || w.contains("TIPS") || has(w, "GRATUITY") { return .tip }
         if total || has(w, phrase: ["AMOUNT", "DUE"]) || has(w, "PAYABLE") || has(w, "NETT") || has(w, phrase: ["NET", "AMOUNT"]) || has(w, phrase: ["NET", "AMT"])
             || has(w, phrase: ["BALANCE", "DUE"]) || w.first == "AMOUNT" || w.first == "AMT" { return .total }

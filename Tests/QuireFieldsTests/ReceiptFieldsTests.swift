@@ -121,6 +121,11 @@ struct ReceiptFieldsTests {
         #expect(fields["Total"]?.content == "77.20")
         let items = try #require(fields["Items"]?.valueArray)
         #expect(items.count == 1 && items[0].valueObject?["TotalPrice"]?.valueCurrency?.amount == 15.00)
+        // A note in brackets of the tax the total includes is not the total.
+        let noted = lines.dropLast(3) + ["Pay 25.15", "Change 0.00", "(Total Included GST @ 4% 1.43)"]
+        let paid = try #require(ReceiptFields.read(page(Array(noted))).document?.fields)
+        #expect(paid["Total"]?.valueCurrency?.amount == 25.15)
+        #expect(paid["TotalTax"]?.valueCurrency?.amount == 1.43)
         // `Net Amt` is a total's label.
         let net = try #require(ReceiptFields.read(page(["KEDAI BUKU SDN BHD", "12, JALAN SS 2/24,", "47300 PETALING JAYA", "Net Amt : 53.55"])).document?.fields)
         #expect(net["Total"]?.valueCurrency?.amount == 53.55)
@@ -128,7 +133,8 @@ struct ReceiptFieldsTests {
 
     @Test("a name with its company number after it is the name alone")
     func companyNumberAfterTheName() throws {
-        for (line, name) in [("99 SPEED MART S/B (519537-X)", "99 SPEED MART S/B"), ("KING'S CONFECTIONERY S/B273500-U (KSB)", "KING'S CONFECTIONERY")] {
+        for (line, name) in [("99 SPEED MART S/B (519537-X)", "99 SPEED MART S/B"), ("KING'S CONFECTIONERY S/B273500-U (KSB)", "KING'S CONFECTIONERY"),
+                             ("AEON CO. (M) BHD (126926-H)", "AEON CO. (M) BHD")] {
             let lines = ["CASH SALE", line, "LOT P.T. 2811, JALAN ANGSA,", "TAMAN BERKELEY, 41150 KLANG, SELANGOR", "25/03/2018 19:12", "TOTAL 12.00"]
             let fields = try #require(ReceiptFields.read(page(lines)).document?.fields)
             #expect(fields["MerchantName"]?.valueString == name)
