@@ -39,9 +39,9 @@ enum Dates {
                 // The longest date starting here, of up to three words.
                 for length in stride(from: min(3, texts.count - index), through: 1, by: -1) {
                     var text = texts[index..<(index + length)].joined(separator: " ")
-                    // A label glued on (`DATE:19/10/2018`, `Dater11/03/18`) is cut.
-                    if length == 1, text.first?.isLetter == true, let digit = text.firstIndex(where: \.isNumber),
-                       text[..<digit].allSatisfy({ $0.isLetter || $0 == ":" }), text[..<digit].count >= 3 { text = String(text[digit...]) }
+                    // A label glued on (`DATE:19/10/2018`, `Dater11/03/18`, `[Sales]2018-01-05`) is cut.
+                    if length == 1, text.first.map({ $0.isLetter || $0 == "[" || $0 == "(" }) == true, let digit = text.firstIndex(where: \.isNumber),
+                       text[..<digit].allSatisfy({ $0.isLetter || ":[]()".contains($0) }), text[..<digit].count >= 3 { text = String(text[digit...]) }
                     if let printed = Values.date(text, labelled: labelled) {
                         var score = (labelled ? 3.0 : 0) - Double(row.index) * 0.02
                         if excluded { score -= 5 }

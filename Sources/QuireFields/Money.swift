@@ -110,7 +110,10 @@ struct Money {
         money.tax = taxes.last { $0.amount.value >= 0 }
         money.tip = values(.tip).last
 
-        // Every positive amount on a total's, subtotal's or unlabelled row competes.
+        // Every positive amount on a total's, subtotal's or unlabelled row competes. The receipt's own
+        // arithmetic outweighs a label: two agreeing checks beat a bare TOTAL, whose label may sit in a
+        // tax summary below, and the amount a rounding line leads to (what is paid) beats the total
+        // before it, even where its label is misread (`RH 60.30` under `ROUNDING ADJ -0.01`).
         var scores: [Double: (score: Double, placed: Values.Placed, rule: Int, agreeing: Int)] = [:]
         let maxLabelled = labelled.filter { [.total, .subtotal, .cash].contains($0.kind) }.map(\.placed.amount.value).max()
         for (kind, final, placed) in labelled where placed.amount.value > 0 {
@@ -127,19 +130,19 @@ struct Money {
             var agreeing = 0
             let value = placed.amount.value
             if let cash = cashes.last, let change = changes.last, near(cash.amount.value - change.amount.value, value) {
-                score += 6; agreeing += 1; rule = max(rule, 2)
+                score += 8; agreeing += 1; rule = max(rule, 2)
             }
             if let sub = money.subtotal {
                 let tax = money.tax?.amount.value ?? 0, rounding = roundings.last?.amount.value ?? 0
                 if sub.row != placed.row, near(sub.amount.value + tax + rounding, value) || near(sub.amount.value + tax, value) && (tax != 0 || rounding != 0)
                     || roundings.last != nil && near(sub.amount.value + rounding, value) && rounding != 0 {
-                    score += 4; agreeing += 1; rule = max(rule, 3)
+                    score += 6; agreeing += 1; rule = max(rule, 3)
                 }
             }
             // After a rounding line: the amount above it plus the rounding, printed below it.
             if let rounding = roundings.last, rounding.amount.value != 0, placed.row > rounding.row,
                labelled.contains(where: { [.total, .subtotal].contains($0.kind) && $0.placed.row < rounding.row && near($0.placed.amount.value + rounding.amount.value, value) }) {
-                score += 5; agreeing += 1; rule = max(rule, 5)
+                score += 11; agreeing += 1; rule = max(rule, 5)
             }
             if let maxLabelled, near(maxLabelled, value), kind != .cash { score += 1; if rule == 0 { rule = 4 } }
             let repeats = labelled.filter { near($0.placed.amount.value, value) && $0.placed.row != placed.row && [.total, .subtotal, .cash].contains($0.kind) }.count

@@ -176,7 +176,7 @@ struct ReceiptFieldsTests {
     @Test("dates as printed", arguments: [
         ("19/10/2018", "2018-10-19"), ("12-01-19", "2019-01-12"), ("2018-03-23", "2018-03-23"), ("23 Mar 2018", "2018-03-23"),
         ("MAR 23, 2018", "2018-03-23"), ("23.03.18", "2018-03-23"), ("1O/O3/2018", "2018-03-10"), ("DATE:25032018", "2018-03-25"),
-        ("Dater11/03/18", "2018-03-11"), ("28 MAR 18", "2018-03-28"), ("9/3/2018", "2018-03-09"),
+        ("Dater11/03/18", "2018-03-11"), ("28 MAR 18", "2018-03-28"), ("9/3/2018", "2018-03-09"), ("[Sales]2018-01-05 22:55:25", "2018-01-05"),
     ])
     func dates(printed: String, iso: String) throws {
         let fields = try #require(ReceiptFields.read(page(["SHOP ENTERPRISE", "Date \(printed)", "TOTAL 5.00"])).document?.fields)
