@@ -32,6 +32,12 @@ extension Values {
                       let joined = amount(words[index] + words[index + 1]) {
                 out.append(Placed(amount: joined, row: row.index, words: [index, index + 1]))
                 index += 1
+            } else if index + 1 < words.count, words[index].hasSuffix("."), words[index].dropLast().last?.isNumber == true,
+                      words[index + 1].count == 2, words[index + 1].allSatisfy({ $0.isNumber || $0 == "O" || $0 == "o" }),
+                      let joined = amount(words[index] + String(words[index + 1].map { $0.isNumber ? $0 : "0" })) {
+                // `RM53. 6O`: the cents split off after the point, an O for a nought among them.
+                out.append(Placed(amount: joined, row: row.index, words: [index, index + 1]))
+                index += 1
             }
             index += 1
         }

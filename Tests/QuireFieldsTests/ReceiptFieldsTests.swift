@@ -126,6 +126,10 @@ struct ReceiptFieldsTests {
         let paid = try #require(ReceiptFields.read(page(Array(noted))).document?.fields)
         #expect(paid["Total"]?.valueCurrency?.amount == 25.15)
         #expect(paid["TotalTax"]?.valueCurrency?.amount == 1.43)
+        // Cents split off after the point, an O among them.
+        let split = try #require(ReceiptFields.read(page(["KEDAI MAKAN SDN BHD", "12, JALAN SS 2/24,", "47300 PETALING JAYA", "SUBTOTAL RM53. 6O", "CASH RM100.00",
+                                                          "CHANGE RM46.40"])).document?.fields)
+        #expect(split["Total"]?.valueCurrency?.amount == 53.60)
         // `Net Amt` is a total's label.
         let net = try #require(ReceiptFields.read(page(["KEDAI BUKU SDN BHD", "12, JALAN SS 2/24,", "47300 PETALING JAYA", "Net Amt : 53.55"])).document?.fields)
         #expect(net["Total"]?.valueCurrency?.amount == 53.55)
