@@ -8,8 +8,8 @@ killed mid-analysis without the operation being lost.
 Real processes: `quire broker --data` + `quire worker ocr` + `quire gateway` (once for the module; the
 auth and worker-kill tests start their own).
 
-The receipt-field tests (`test_receipt_fields_decode_*`) need the receipt extraction (branch
-`receipts`): until workers fill `documents`, the SDKs get no receipt and they fail.
+The receipt-field tests (`test_receipt_fields_decode_*`) read the fields the worker finds
+(QuireFields) on a US receipt: month-first date, dollars, a tip, items with their quantity first.
 Needs: PyPI azure-ai-documentintelligence, azure-ai-formrecognizer, pillow, fpdf2; PDFium.
 """
 

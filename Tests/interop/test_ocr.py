@@ -1218,3 +1218,27 @@ def test_a_bracket_pair_read_as_two_kinds_becomes_round_and_the_spaces_step_repo
     doc = ocr(stack, {"symbols": False}, oi.png(oi.render_lines(receipt, "mono", 36).image))
     steps = [s["step"] for s in doc["metadata"]["steps"]]
     assert "spaces" not in steps and "brackets" in steps, steps
+
+
+def test_a_receipts_fields_are_in_the_schema_valid_result(stack):
+    """`fields: ["receipt"]` through the real engine: the page's documents and its `fields` step
+    validate against the result schema, and the fields are the receipt's."""
+    lines = ["CORNER CAFE SDN BHD", "12, JALAN SS 2/24,", "47300 PETALING JAYA", "DATE: 23/03/2018 14:32",
+             "NASI LEMAK 2 7.50 15.00", "SUBTOTAL 15.00", "GST 0.90", "TOTAL 15.90", "CASH 20.00", "CHANGE 4.10"]
+    drawn = oi.render_lines(lines, "mono", 30)
+    doc = ocr(stack, {"fields": ["receipt"], "languages": ["eng"]}, oi.png(drawn.image))
+    (page,) = doc["pages"]
+    (receipt,) = page["documents"]
+    fields = receipt["fields"]
+    assert receipt["kind"] == "receipt"
+    assert fields["Total"]["valueCurrency"]["amount"] == 15.90 and fields["Total"]["type"] == "currency"
+    assert fields["TransactionDate"]["valueDate"] == "2018-03-23"
+    assert fields["TransactionTime"]["valueTime"] == "14:32:00"
+    assert fields["MerchantName"]["valueString"] == "CORNER CAFE SDN BHD"
+    assert fields["MerchantAddress"]["valueAddress"]["postalCode"] == "47300"
+    step = next(s for s in doc["metadata"]["steps"] if s["step"] == "fields")
+    assert step["applied"] and step["parameters"]["total.agreeing"] >= 1
+    # Without fields, no documents and no step.
+    plain = ocr(stack, {"languages": ["eng"]}, oi.png(drawn.image))
+    assert "documents" not in plain["pages"][0]
+    assert not any(s["step"] == "fields" for s in plain["metadata"]["steps"])
