@@ -49,9 +49,8 @@ public enum DocumentIntelligence {
         }
     }
 
-    public enum Status: String, Codable, Sendable {
-        case notStarted, running, succeeded, failed
-    }
+    /// An analysis's `status`: the values of every Azure long-running operation, Read 3.2's too.
+    public typealias Status = AzureRead.Status
 
     /// `AnalyzeResultOperation` (2023-07-31) / `AnalyzeOperation` (2024-11-30): the body of a poll.
     public struct OperationResult: Codable, Sendable, Equatable {

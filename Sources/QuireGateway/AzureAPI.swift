@@ -19,13 +19,7 @@ public enum AzureAPI: UploadDialect {
         }
         router.get("/vision/v3.2/read/analyzeResults/{id}") { request, parameters in
             poll(request, id: parameters["id"] ?? "", jobs: jobs) { state in
-                let status: AzureRead.Status = switch state.phase {
-                case .queued: .notStarted
-                case .running: .running
-                case .succeeded: .succeeded
-                case .failed: .failed
-                }
-                return Gateway.json(200, AzureRead.operationResult(status: status, created: state.created, lastUpdated: state.updated,
+                return Gateway.json(200, AzureRead.operationResult(status: state.phase.azureStatus, created: state.created, lastUpdated: state.updated,
                                                                    result: state.result))
             }
         }

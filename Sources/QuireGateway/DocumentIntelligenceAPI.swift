@@ -117,12 +117,7 @@ struct DocumentIntelligenceFamily: Sendable {
         let indexType = request.query("stringIndexType").flatMap(DI.StringIndexType.init(rawValue:)) ?? .textElements
         switch jobs.poll(id, .azure(request)) {
         case .success(let state?):
-            let status: DI.Status = switch state.phase {
-            case .queued: .notStarted
-            case .running: .running
-            case .succeeded: .succeeded
-            case .failed: .failed
-            }
+            let status = state.phase.azureStatus
             var response = Gateway.json(200, DI.operationResult(status: status, created: state.created, lastUpdated: state.updated, result: state.result,
                                                                 error: state.phase == .failed ? Self.jobError(state) : nil,
                                                                 model: model, apiVersion: version, stringIndexType: indexType))

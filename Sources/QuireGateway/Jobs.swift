@@ -1,11 +1,24 @@
 import Foundation
 import QuireClient
+import QuireFormats
 import QuireSupport
 import QuireWire
 
 /// A durable job's state as the async APIs report it.
 public struct JobSnapshot: Sendable, Equatable {
-    public enum Phase: Sendable, Equatable { case queued, running, succeeded, failed }
+    public enum Phase: Sendable, Equatable {
+        case queued, running, succeeded, failed
+
+        /// The phase as Azure's long-running operations say it (Read 3.2, Document Intelligence).
+        var azureStatus: AzureRead.Status {
+            switch self {
+            case .queued: .notStarted
+            case .running: .running
+            case .succeeded: .succeeded
+            case .failed: .failed
+            }
+        }
+    }
     public var phase: Phase
     public var created: Date
     public var updated: Date

@@ -27,20 +27,8 @@ enum BenchFieldsCommand {
         run: run)
 
     static func run(_ invocation: Invocation) throws -> Int32 {
-        let command = invocation.command
-        let directories = invocation.positionals
-        guard !directories.isEmpty else { throw UsageError(command: command, message: "missing DIR, a folder of receipts with NAME.key.json") }
-        for directory in directories {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw UsageError(command: command, message: "'\(directory)' is not a directory")
-            }
-        }
-        var options = OCRBenchOptions(directories: directories)
-        options.configuration = try invocation.configured(OCRConfiguration(), OCRConfiguration.settings)
-        let configured = options.configuration.defaultLanguages.filter { $0 != "auto" }
-        options.languages = configured.isEmpty ? ["eng"] : configured
-        options.mode = OCRBenchOptions.defaultMode(for: directories)
+        var options = try BenchOCRCommand.options(invocation, missing: "a folder of receipts with NAME.key.json")
+        options.mode = OCRBenchOptions.defaultMode(for: options.directories)
         let logger = try BenchOptions.logger(invocation)
         let quiet = try invocation.value(BenchOptions.quiet, or: false)
         // Before anything loads Tesseract (as `quire bench ocr`).

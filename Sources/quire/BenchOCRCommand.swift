@@ -91,25 +91,30 @@ enum BenchOCRCommand {
         ],
         run: run)
 
-    static func run(_ invocation: Invocation) throws -> Int32 {
-        let command = invocation.command
+    /// The directories given (each must be one; `missing` says what one holds) and the worker's
+    /// settings, with the languages of images whose manifest names none: the worker's, English where
+    /// it detects (`auto`); the workers keep `auto` for `--detect`. `bench ocr` and `bench fields`.
+    static func options(_ invocation: Invocation, missing: String) throws -> OCRBenchOptions {
         let directories = invocation.positionals
-        guard !directories.isEmpty else {
-            throw UsageError(command: command, message: "missing DIR, a folder of images (scripts/bench-images makes one)")
-        }
+        guard !directories.isEmpty else { throw UsageError(command: invocation.command, message: "missing DIR, " + missing) }
         for directory in directories {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw UsageError(command: command, message: "'\(directory)' is not a directory")
+                throw UsageError(command: invocation.command, message: "'\(directory)' is not a directory")
             }
         }
         var options = OCRBenchOptions(directories: directories)
         options.configuration = try invocation.configured(OCRConfiguration(), OCRConfiguration.settings)
-        options.engine = try invocation.value(engine).flatMap { OCRRequest.Engine(rawValue: $0) }
-        // The languages of images whose manifest names none, for Quire's hinted pass and the CLI: the
-        // worker's, English where the worker detects (`auto`); the workers keep `auto` for `--detect`.
         let configured = options.configuration.defaultLanguages.filter { $0 != "auto" }
         options.languages = configured.isEmpty ? ["eng"] : configured
+        return options
+    }
+
+    static func run(_ invocation: Invocation) throws -> Int32 {
+        let command = invocation.command
+        var options = try Self.options(invocation, missing: "a folder of images (scripts/bench-images makes one)")
+        let directories = options.directories
+        options.engine = try invocation.value(engine).flatMap { OCRRequest.Engine(rawValue: $0) }
         guard !options.languages.isEmpty, !options.languages.contains(where: \.isEmpty) else {
             throw UsageError(command: command, message: "'--languages': name at least one language, e.g. eng or eng+deu")
         }
