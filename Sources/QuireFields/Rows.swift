@@ -11,6 +11,8 @@ struct Row: Sendable, Equatable {
     var box: OCRResult.Box
     /// Its place in the page's rows, top first.
     var index: Int
+    /// Where each word stands in the page's hierarchy, as ``words``.
+    var places: [WordPlace] = []
 
     /// The mean confidence of the words (0.5 where the engine gave none).
     var confidence: Double { Row.confidence(words) }
@@ -25,39 +27,54 @@ struct Row: Sendable, Equatable {
     /// analysis may put a row's label and amount in different blocks.
     static func rows(of page: OCRResult.Page) -> [Row] {
         var lines: [OCRResult.Line] = []
-        for block in page.blocks {
-            for paragraph in block.paragraphs {
-                for line in paragraph.lines where !line.words.isEmpty { lines.append(line) }
+        var placed: [(block: Int, paragraph: Int, line: Int)] = []
+        for (b, block) in page.blocks.enumerated() {
+            for (p, paragraph) in block.paragraphs.enumerated() {
+                for (l, line) in paragraph.lines.enumerated() where !line.words.isEmpty { lines.append(line); placed.append((b, p, l)) }
             }
         }
-        lines.sort { ($0.boundingBox.y + $0.boundingBox.height / 2) < ($1.boundingBox.y + $1.boundingBox.height / 2) }
-        var groups: [[OCRResult.Line]] = []
+        let order = lines.indices.sorted {
+            (lines[$0].boundingBox.y + lines[$0].boundingBox.height / 2, $0) < (lines[$1].boundingBox.y + lines[$1].boundingBox.height / 2, $1)
+        }
+        var groups: [[Int]] = []
         var extents: [(top: Int, bottom: Int)] = []
-        for line in lines {
+        for lineIndex in order {
+            let line = lines[lineIndex]
             let top = line.boundingBox.y, bottom = line.boundingBox.y + line.boundingBox.height
             if let last = extents.last, let lastLines = groups.last {
                 let overlap = min(bottom, last.bottom) - max(top, last.top)
-                let smaller = min(line.boundingBox.height, lastLines.map(\.boundingBox.height).min() ?? line.boundingBox.height)
+                let smaller = min(line.boundingBox.height, lastLines.map { lines[$0].boundingBox.height }.min() ?? line.boundingBox.height)
                 // Side by side, not below: lines of one row do not overlap horizontally.
-                let besides = lastLines.allSatisfy { other in
+                let besides = lastLines.map { lines[$0] }.allSatisfy { other in
                     line.boundingBox.x >= other.boundingBox.x + other.boundingBox.width - 2 || line.boundingBox.x + line.boundingBox.width <= other.boundingBox.x + 2
                 }
                 if smaller > 0, Double(overlap) > 0.5 * Double(smaller), besides {
-                    groups[groups.count - 1].append(line)
+                    groups[groups.count - 1].append(lineIndex)
                     extents[extents.count - 1] = (min(top, last.top), max(bottom, last.bottom))
                     continue
                 }
             }
-            groups.append([line])
+            groups.append([lineIndex])
             extents.append((top, bottom))
         }
         return groups.enumerated().map { index, group in
-            let ordered = group.sorted { $0.boundingBox.x < $1.boundingBox.x }
-            let words = ordered.flatMap(\.words)
+            let ordered = group.sorted { lines[$0].boundingBox.x < lines[$1].boundingBox.x }
+            let words = ordered.flatMap { lines[$0].words }
+            let places = ordered.flatMap { i in
+                lines[i].words.indices.map { WordPlace(block: placed[i].block, paragraph: placed[i].paragraph, line: placed[i].line, word: $0) }
+            }
             return Row(words: words, text: words.map(\.text).joined(separator: " ").uppercased(),
-                       box: Geometry.union(ordered.map(\.boundingBox)), index: index)
+                       box: Geometry.union(ordered.map { lines[$0].boundingBox }), index: index, places: places)
         }
     }
+}
+
+/// Where a word stands in a page's hierarchy: its block, paragraph, line and place in the line.
+public struct WordPlace: Sendable, Hashable {
+    public var block: Int
+    public var paragraph: Int
+    public var line: Int
+    public var word: Int
 }
 
 /// Boxes of the words a value was read from.

@@ -19,8 +19,11 @@ extension Recognizer {
         var missing: EngineRole?
         /// The packs the page was read with.
         var languages: [String] = []
-        /// The upright page as the page reader saw it (for script detection); nil from the picture reader.
+        /// The upright page as the page reader saw it (for script detection and the fields' second
+        /// look); nil from the picture reader.
         var image: Image?
+        /// ``image``'s pixels → the page's coordinates.
+        var toPage: Affine?
     }
 
     /// Reads one page as `policy` says: with its first reader, then with its second where the first
@@ -29,6 +32,7 @@ extension Recognizer {
     func readPage(_ source: PageSource, number: Int, request: OCRRequest, mode: OCRRequest.Mode, outputs: Set<OCRRequest.Output>,
                   policy: EnginePolicy, plan: LanguagePlan, session: inout EngineSession) throws(WireError) -> PageRead {
         var read = try readPageInLanguage(source, number: number, request: request, mode: mode, outputs: outputs, policy: policy, plan: plan, session: &session)
+        if request.fields?.contains(.receipt) == true { rereadFields(&read, outputs: outputs, locale: request.languages?.first) }
         LanguageReport.annotate(&read.page, readWith: read.languages)
         read.image = nil
         guard !plan.hinted else { return read }
@@ -188,7 +192,7 @@ extension Recognizer {
                                        transform: page.toStored)
         built.renderings = Self.renderings(of: built, outputs)
         return PageRead(page: built, steps: steps, prepareSeconds: prepareSeconds, recognizeSeconds: recognizeSeconds, engine: engine.engineName,
-                        image: page.image)
+                        image: page.image, toPage: page.toPage)
     }
 
     /// The text outputs asked for, rendered from the page's own result (its boxes are already those of

@@ -17,11 +17,20 @@ public protocol EngineFactory: AnyObject {
     func pictureReader(languages: [String]) throws(WireError) -> any TextRecognizer
     /// The orientation detector, nil where none is installed.
     func orientationDetector() -> (any OrientationDetector)?
+    /// The engine that reads single lines for a second look (``LineReader``), nil where there is none;
+    /// by default the picture reader, where it reads lines alone.
+    func lineReader() -> (any LineReader)?
 }
 
 extension EngineFactory {
     /// Whether the picture reader's models read every one of `languages`.
     public func pictureReaderReads(_ languages: [String]) -> Bool { languages.allSatisfy(pictureLanguages.contains) }
+
+    /// The picture reader as a reader of single lines in Latin letters and digits, nil where this
+    /// worker has none or it reads no lines alone: what a page's fields are read again with.
+    public func lineReader() -> (any LineReader)? {
+        (try? pictureReader(languages: ["eng"])) as? any LineReader
+    }
 
     /// The engine that plays `role` for `languages`.
     public func reader(_ role: EngineRole, languages: [String]) throws(WireError) -> any TextRecognizer {

@@ -101,6 +101,26 @@ public final class FakeEngines: EngineFactory {
     }
 
     public func orientationDetector() -> (any OrientationDetector)? { detected.map(FakeDetector.init) }
+
+    /// The reader of single lines; nil: none, as on a worker without the scene models.
+    public var lines: FakeLineReader?
+    public func lineReader() -> (any LineReader)? { lines }
+}
+
+/// A reader of single lines that reads the crops it is shown as it is told, in order, and remembers
+/// their sizes.
+public final class FakeLineReader: LineReader {
+    public var readings: [ReadLine]
+    public private(set) var shown: [(width: Int, height: Int)] = []
+
+    public init(_ readings: [ReadLine]) { self.readings = readings }
+
+    public func readLines(_ images: [Image]) throws(RecognitionError) -> [ReadLine] {
+        images.map { image in
+            shown.append((image.width, image.height))
+            return readings.isEmpty ? ReadLine(text: "", confidence: 0) : readings.removeFirst()
+        }
+    }
 }
 
 /// An orientation and script detector that says the same of every image.

@@ -244,14 +244,14 @@ public final class SceneEngine: TextRecognizer {
         return crops.indices.map { read[$0]! }
     }
 
-    /// Recognises a batch of line images, each widened by its `stretch`; for each, the decoded line and
-    /// the share of the input's width its image filled.
-    func recognize(_ crops: [Pixels], stretch: [Double]? = nil) throws(SceneError) -> [(CTCDecoder.Line, Double)] {
+    /// Recognises a batch of line images, each widened by its `stretch`, padded to the widest and at
+    /// least `minWidth`; for each, the decoded line and the share of the input's width its image filled.
+    func recognize(_ crops: [Pixels], stretch: [Double]? = nil, minWidth: Int = SceneEngine.minLineWidth) throws(SceneError) -> [(CTCDecoder.Line, Double)] {
         let height = Self.lineHeight
         let widths = crops.indices.map { i in
             min(4096, Int((Double(height) * Double(crops[i].width) / Double(crops[i].height) * (stretch?[i] ?? 1)).rounded(.up)))
         }
-        let inputWidth = max(Self.minLineWidth, widths.max() ?? 0)
+        let inputWidth = max(minWidth, widths.max() ?? 0)
         var input = [Float](repeating: 0, count: crops.count * 3 * height * inputWidth)
         for (i, crop) in crops.enumerated() {
             crop.resized(width: max(1, widths[i]), height: height).writeTensor(into: &input, offset: i * 3 * height * inputWidth, rowLength: inputWidth)

@@ -1,4 +1,5 @@
 import Foundation
+import QuireRecognition
 import QuireTestSupport
 import QuireWire
 import Testing
@@ -17,10 +18,51 @@ import Testing
             }
         }
 
-    func read(_ request: OCRRequest) throws -> OCRResult {
-        let engines = FakeEngines(page: FakeRecognizer("fake", words: Self.receipt), installed: ["eng"])
+    func read(_ request: OCRRequest, words: [FakeWord] = receipt, lines: FakeLineReader? = nil) throws -> OCRResult {
+        let engines = FakeEngines(page: FakeRecognizer("fake", words: words), installed: ["eng"])
+        engines.lines = lines
         let image = try TestImages.page(width: 1_200, height: 900, glyphHeight: 24)
         return try Recognizer(configuration: OCRConfiguration(), engines: engines).recognize(request, image: image).result
+    }
+
+    /// The receipt with its total misread: `15.70`, where cash − change and subtotal + tax say 15.90.
+    static let misread = receipt.map { word in
+        var word = word
+        if word.text == "15.90" { word.text = "15.70" }
+        return word
+    }
+
+    @Test func aTotalNoCheckAgreesWithIsReadAgainAndTheNewReadingTaken() throws {
+        // The date's crop, then the total's, the cash's, the change's, the subtotal's and the tax's.
+        let lines = FakeLineReader(["23/03/2018", "15.90", "20.00", "4.10", "15.00", "0.90"].map { ReadLine(text: $0, confidence: 0.99) })
+        let result = try read(OCRRequest(languages: ["eng"], engine: .tesseract, fields: [.receipt]), words: Self.misread, lines: lines)
+        #expect(lines.shown.count == 6)
+        let step = try #require(result.metadata.steps.first { $0.step == "reread" })
+        #expect(step.applied && step.parameters["spans"] == 6 && step.parameters["changed"] == 1 && step.parameters["amounts"] == 1)
+        let page = try #require(result.pages.first)
+        #expect(page.documents?.first?.fields["Total"]?.valueCurrency?.amount == 15.90)
+        // The page's text says it too (the fake engine reads each word as a line of its own).
+        #expect(page.text.contains("15.90") && !page.text.contains("15.70"))
+        // The second look comes before the fields are found.
+        let order = result.metadata.steps.map(\.step)
+        #expect(try #require(order.firstIndex(of: "reread")) < #require(order.firstIndex(of: "fields")))
+    }
+
+    @Test func aTotalTheReceiptAgreesWithIsNotReadAgainAndNoLineReaderMeansNone() throws {
+        let lines = FakeLineReader([ReadLine(text: "23/08/2018", confidence: 0.5)])
+        let agreed = try read(OCRRequest(languages: ["eng"], engine: .tesseract, fields: [.receipt]), lines: lines)
+        // Only the date was read again, and its unsure reading not taken.
+        #expect(lines.shown.count == 1)
+        #expect(agreed.metadata.steps.first { $0.step == "reread" }?.applied == false)
+        #expect(agreed.pages.first?.documents?.first?.fields["TransactionDate"]?.valueDate == "2018-03-23")
+
+        let without = try read(OCRRequest(languages: ["eng"], engine: .tesseract, fields: [.receipt]), words: Self.misread)
+        let step = try #require(without.metadata.steps.first { $0.step == "reread" })
+        #expect(!step.applied && step.parameters["lineReader"] == 0)
+        #expect(without.pages.first?.documents?.first?.fields["Total"]?.valueCurrency?.amount == 15.70)
+        // Without fields, nothing is read again.
+        let plain = try read(OCRRequest(languages: ["eng"], engine: .tesseract), words: Self.misread, lines: lines)
+        #expect(lines.shown.count == 1 && !plain.metadata.steps.contains { $0.step == "reread" })
     }
 
     @Test func aReceiptsFieldsAreOnItsPage() throws {

@@ -1,0 +1,104 @@
+import QuireWire
+import Testing
+@testable import QuireFields
+
+@Suite("Receipt second look")
+struct ReceiptRereadingTests {
+    /// A receipt whose total no printed check agrees with (cash 20.10 − change 7.00 is 13.10, not 13.70).
+    let misread = [
+        "KEDAI MAKAN SEDAP",
+        "12, JALAN MERDEKA, 81100 JOHOR BAHRU",
+        "Date: 16/03/2018 17:34",
+        "NASI LEMAK 1 12.36",
+        "Total : 13.70",
+        "Cash 20.10",
+        "Change 7.00",
+    ]
+
+    @Test("the date's words and, where no check agrees with the total, the money rows' amounts, the total first")
+    func spansOfAMisreadTotal() {
+        let spans = ReceiptRereading.spans(page(misread))
+        #expect(spans.map(\.text) == ["16/03/2018", "13.70", "20.10", "7.00"])
+        #expect(spans.map(\.kind) == [.date, .amount, .amount, .amount])
+        // The first reading's words, where they stand.
+        #expect(spans[1].words == [WordPlace(block: 0, paragraph: 0, line: 4, word: 2)])
+        #expect(spans[1].box == OCRResult.Box(x: 90, y: 140, width: 50, height: 20))
+    }
+
+    @Test("a total that cash and change agree with is not read again, nor a date printed twice")
+    func agreedTotalIsLeft() {
+        var lines = misread
+        lines[4] = "Total : 13.10"
+        lines.append("Printed 16/03/2018")
+        #expect(ReceiptRereading.spans(page(lines)).isEmpty)
+    }
+
+    @Test("without a date found, words shaped like one are read again, those on a DATE row first; amounts are not dates")
+    func dateShapedWords() {
+        let lines = ["SHOP", "#001 /01/20 13:30", "RECEIPT DATE: 20/0a/204£", "Total 10.00", "Cash 10.00", "Change 0.00"]
+        let spans = ReceiptRereading.spans(page(lines))
+        #expect(spans.filter { $0.kind == .date }.map(\.text) == ["20/0a/204£", "/01/20"])
+        #expect(ReceiptRereading.isDateShaped("2018-03-16", onDateRow: false))
+        #expect(ReceiptRereading.isDateShaped("19.10.18", onDateRow: false))
+        #expect(!ReceiptRereading.isDateShaped("10.00", onDateRow: true))
+        #expect(!ReceiptRereading.isDateShaped("#001-001-0934-0001", onDateRow: false))
+        #expect(!ReceiptRereading.isDateShaped("C800018751", onDateRow: true))
+    }
+
+    @Test("a run the first reading broke is one span: `593, 10`, `RNa 00`")
+    func brokenAmounts() {
+        let spans = ReceiptRereading.spans(page(["SHOP", "Grand Total RNa 00", "Sub-total: 593, 10"]))
+        #expect(spans.map(\.text) == ["RNa 00", "593, 10"])
+        #expect(spans.allSatisfy { !$0.readsWhole })
+    }
+
+    @Test("a new reading is taken where it is a valid date or one amount, confident, and says something new")
+    func replacements() {
+        let amount = ReceiptRereading.Span(kind: .amount, words: [], box: OCRResult.Box(x: 0, y: 0, width: 1, height: 1), text: "13.70")
+        #expect(ReceiptRereading.replacement(for: amount, reading: "13.10", confidence: 0.99) == "13.10")
+        #expect(ReceiptRereading.replacement(for: amount, reading: "Total RM 13.10", confidence: 0.99) == "RM13.10")
+        #expect(ReceiptRereading.replacement(for: amount, reading: "13.10", confidence: 0.5) == nil)
+        #expect(ReceiptRereading.replacement(for: amount, reading: "13.70", confidence: 0.99) == nil)
+        #expect(ReceiptRereading.replacement(for: amount, reading: "1310", confidence: 0.99) == nil)
+        let rounding = ReceiptRereading.Span(kind: .amount, words: [], box: amount.box, text: "-0.02")
+        #expect(ReceiptRereading.replacement(for: rounding, reading: "0.02", confidence: 0.99) == nil)
+        let broken = ReceiptRereading.Span(kind: .amount, words: [], box: amount.box, text: "593, 10")
+        #expect(ReceiptRereading.replacement(for: broken, reading: "593, 10", confidence: 0.99) == "593,10")
+
+        let date = ReceiptRereading.Span(kind: .date, words: [], box: amount.box, text: "Date:16/03/2018")
+        #expect(ReceiptRereading.replacement(for: date, reading: "Date:15/03/2018", confidence: 0.99) == "Date:15/03/2018")
+        #expect(ReceiptRereading.replacement(for: date, reading: "16/03/2018", confidence: 0.99) == nil)
+        #expect(ReceiptRereading.replacement(for: date, reading: "20/03/201t", confidence: 0.99) == nil)
+        #expect(ReceiptRereading.replacement(for: date, reading: "32/13/2018", confidence: 0.99) == nil)
+    }
+
+    @Test("readings taken replace the words, and every text that holds them says the new one")
+    func applying() throws {
+        var read = page(misread)
+        let spans = ReceiptRereading.spans(read)
+        let outcome = ReceiptRereading.apply([(spans[0], "15/03/2018", 0.99), (spans[1], "13.10", 0.98)], to: &read)
+        #expect(outcome == ReceiptRereading.Outcome(read: 2, changed: 2, dates: 1, amounts: 1))
+        let lines = read.blocks[0].paragraphs[0].lines
+        #expect(lines[2].text == "Date: 15/03/2018 17:34")
+        #expect(lines[4].text == "Total : 13.10")
+        #expect(lines[4].words[2].text == "13.10" && lines[4].words[2].confidence == 0.98)
+        #expect(read.text.contains("Total : 13.10") && !read.text.contains("13.70"))
+        #expect(read.blocks[0].paragraphs[0].text == read.text)
+        // The total now agrees with cash − change.
+        let fields = try #require(ReceiptFields.read(read).document?.fields)
+        #expect(fields["Total"]?.valueCurrency?.amount == 13.10)
+        #expect(fields["TransactionDate"]?.valueDate == "2018-03-15")
+    }
+
+    @Test("a run merged into one word keeps the line's other words and the texts around it")
+    func mergingARun() {
+        var read = page(["SHOP", "Sub-total: 593, 10", "Sub-total: 593, 10"])
+        let span = ReceiptRereading.spans(read).first { $0.words.first?.line == 2 }!
+        _ = ReceiptRereading.apply([(span, "593.10", 0.99)], to: &read)
+        let line = read.blocks[0].paragraphs[0].lines[2]
+        #expect(line.words.map(\.text) == ["Sub-total:", "593.10"])
+        #expect(line.words[1].boundingBox == span.box)
+        // The second of two identical lines was the one read again.
+        #expect(read.text == "SHOP\nSub-total: 593, 10\nSub-total: 593.10")
+    }
+}
