@@ -55,7 +55,8 @@ enum Labels {
         if w.contains("TIP") || w.contains("TIPS") || has(w, "GRATUITY") { return .tip }
         if total || has(w, phrase: ["AMOUNT", "DUE"]) || has(w, "PAYABLE") || has(w, "NETT") || has(w, phrase: ["NET", "AMOUNT"]) || has(w, phrase: ["NET", "AMT"])
             || has(w, phrase: ["BALANCE", "DUE"]) || w.first == "AMOUNT" || w.first == "AMT" { return .total }
-        if w.contains(where: { ["CASH", "TENDER", "TENDERED", "PAID", "PAY", "PAYMENT", "VISA", "MASTER", "MASTERCARD", "CARD", "CREDIT", "DEBIT", "AMEX"].contains($0) }) {
+        // `GASH`: small print's C read as G.
+        if w.contains(where: { ["CASH", "GASH", "TENDER", "TENDERED", "PAID", "PAY", "PAYMENT", "VISA", "MASTER", "MASTERCARD", "CARD", "CREDIT", "DEBIT", "AMEX"].contains($0) }) {
             return .cash
         }
         return .none

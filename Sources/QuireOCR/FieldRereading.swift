@@ -26,33 +26,40 @@ extension Recognizer {
             return
         }
         let fromPage = toPage.inverse
-        var cut: [(ReceiptRereading.Span, Image)] = []
-        for span in spans {
-            // A margin of a fifth of the text's height above and below, and some to each side (a digit
+        func cut(_ box: OCRResult.Box, margin: Double) -> Image? {
+            // A margin of an eighth of the text's height above and below, and some to each side (a digit
             // the first reading left out of the word): the recognizer's time grows with the width.
-            let box = span.box
-            let height = Double(box.height)
-            let side = height * (span.readsWhole ? (span.kind == .date ? Self.dateMargin : Self.amountMargin) : Self.brokenMargin)
-            let (x0, y0, x1, y1) = fromPage.pixelBox(x: Double(box.x) - side, y: Double(box.y) - height / 5, width: Double(box.width) + 2 * side,
-                                                     height: height * 7 / 5, within: (image.width, image.height))
-            guard x1 - x0 >= 4, y1 - y0 >= 4, let crop = try? image.cropped(x: x0, y: y0, width: x1 - x0, height: y1 - y0) else { continue }
-            cut.append((span, crop))
+            let height = Double(box.height), side = height * margin
+            let (x0, y0, x1, y1) = fromPage.pixelBox(x: Double(box.x) - side, y: Double(box.y) - height / 8, width: Double(box.width) + 2 * side,
+                                                     height: height * 5 / 4, within: (image.width, image.height))
+            guard x1 - x0 >= 4, y1 - y0 >= 4 else { return nil }
+            return try? image.cropped(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
         }
-        var parameters: [String: Double] = ["spans": Double(cut.count)]
-        var readings: [ReadLine] = []
+        // Each span's crops: its box, and its row's band where it has one.
+        var crops: [(span: Int, image: Image)] = []
+        for (index, span) in spans.enumerated() {
+            let margin = span.readsWhole ? (span.kind == .date ? Self.dateMargin : Self.amountMargin) : Self.brokenMargin
+            for box in [span.box] + (span.band.map { [$0] } ?? []) {
+                if let image = cut(box, margin: margin) { crops.append((index, image)) }
+            }
+        }
+        var parameters: [String: Double] = ["spans": Double(Set(crops.map(\.span)).count), "crops": Double(crops.count)]
+        let readings: [ReadLine]
         do throws(RecognitionError) {
-            readings = try reader.readLines(cut.map(\.1))
+            readings = try reader.readLines(crops.map(\.image))
         } catch {
             parameters["failed"] = 1
             read.steps.append(.init(step: "reread", applied: false, parameters: parameters))
             return
         }
-        var taken: [(span: ReceiptRereading.Span, text: String, confidence: Double)] = []
-        for ((span, _), reading) in zip(cut, readings) {
-            if let text = ReceiptRereading.replacement(for: span, reading: reading.text, confidence: reading.confidence) {
-                taken.append((span, text, reading.confidence))
-            }
+        // Of a span's readings, the surest taken.
+        var best: [Int: (text: String, confidence: Double)] = [:]
+        for ((index, _), reading) in zip(crops, readings) {
+            guard let text = ReceiptRereading.replacement(for: spans[index], reading: reading.text, confidence: reading.confidence),
+                  best[index].map({ reading.confidence > $0.confidence }) ?? true else { continue }
+            best[index] = (text, reading.confidence)
         }
+        let taken = best.sorted { $0.key < $1.key }.map { (span: spans[$0.key], text: $0.value.text, confidence: $0.value.confidence) }
         let outcome = ReceiptRereading.apply(taken, to: &read.page)
         if outcome.changed > 0 { read.page.renderings = Self.renderings(of: read.page, outputs) }
         parameters["changed"] = Double(outcome.changed)
