@@ -101,4 +101,33 @@ struct ReceiptRereadingTests {
         // The second of two identical lines was the one read again.
         #expect(read.text == "SHOP\nSub-total: 593, 10\nSub-total: 593.10")
     }
+
+    @Test("a date read surely is not read again; without a date, a year is read with the word before it")
+    func sureDatesAndYears() {
+        #expect(!ReceiptRereading.spans(page(misread, confidence: 0.97)).contains { $0.kind == .date })
+        #expect(ReceiptRereading.spans(page(misread, confidence: 0.94)).contains { $0.kind == .date })
+        let spans = ReceiptRereading.spans(page(["SHOP", "cee 2018 CS-20242", "Total 10.00", "Cash 10.00", "Change 0.00"]))
+        #expect(spans.map(\.text) == ["cee 2018"])
+        #expect(!ReceiptRereading.isYear("1999") && ReceiptRereading.isYear("2018") && !ReceiptRereading.isYear("20180"))
+    }
+
+    @Test("an amount taller than its row's words is also cut in the row's band, down to its foot; a date is moved into the band")
+    func tallAmounts() throws {
+        var read = page(["SHOP", "Total Sales 64.80", "Cash 70.00", "Change 5.00", "Date: 16/03/2018 #01"])
+        // A pen's mark above the total's amount, and one below the date, stretch their boxes.
+        read.blocks[0].paragraphs[0].lines[1].words[2].boundingBox = OCRResult.Box(x: 130, y: 20, width: 50, height: 70)
+        read.blocks[0].paragraphs[0].lines[4].words[1].boundingBox = OCRResult.Box(x: 70, y: 140, width: 100, height: 60)
+        let spans = ReceiptRereading.spans(read)
+        let total = try #require(spans.first { $0.text == "64.80" })
+        #expect(total.box == OCRResult.Box(x: 130, y: 20, width: 50, height: 70))
+        #expect(total.band == OCRResult.Box(x: 130, y: 50, width: 50, height: 40))
+        let date = try #require(spans.first { $0.kind == .date })
+        #expect(date.box == OCRResult.Box(x: 70, y: 140, width: 100, height: 20) && date.band == nil)
+        #expect(spans.first { $0.text == "70.00" }?.band == nil)
+    }
+
+    @Test("GASH is CASH misread")
+    func gash() {
+        #expect(Labels.kind("GASH : 112.48") == .cash)
+    }
 }
