@@ -6,8 +6,8 @@ import QuireWire
 
 extension Recognizer {
     /// The margin to each side of a date's and an amount's run cut for the second look, in text heights.
-    static let dateMargin = 0.3
-    static let amountMargin = 0.3
+    static let dateMargin = 0.2
+    static let amountMargin = 0.2
     /// ...and to each side of a run the first reading broke (`/01/20`, `3 0`): what it lost may lie beyond.
     static let brokenMargin = 1.5
 
