@@ -27,11 +27,11 @@ extension Recognizer {
         }
         let fromPage = toPage.inverse
         func cut(_ box: OCRResult.Box, margin: Double) -> Image? {
-            // A margin of an eighth of the text's height above and below, and some to each side (a digit
+            // A margin of a quarter of the text's height above and below, and some to each side (a digit
             // the first reading left out of the word): the recognizer's time grows with the width.
             let height = Double(box.height), side = height * margin
-            let (x0, y0, x1, y1) = fromPage.pixelBox(x: Double(box.x) - side, y: Double(box.y) - height / 8, width: Double(box.width) + 2 * side,
-                                                     height: height * 5 / 4, within: (image.width, image.height))
+            let (x0, y0, x1, y1) = fromPage.pixelBox(x: Double(box.x) - side, y: Double(box.y) - height / 4, width: Double(box.width) + 2 * side,
+                                                     height: height * 3 / 2, within: (image.width, image.height))
             guard x1 - x0 >= 4, y1 - y0 >= 4 else { return nil }
             return try? image.cropped(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
         }
