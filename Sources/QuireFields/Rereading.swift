@@ -53,16 +53,15 @@ public enum ReceiptRereading {
 
     /// The runs of `page` worth reading again, as the fields first found on it say:
     /// - the transaction date's words, unless they were read surely (``surelyRead``) or the same date is
-    ///   printed on another row too; where no
-    ///   date was found, up to two words shaped like one, then a year with the word before it
-    ///   (``isDateShaped(_:onDateRow:)``), those on a `DATE` row first;
+    ///   printed on another row too; where no date was found, up to two words shaped like one
+    ///   (``isDateShaped(_:onDateRow:)``), those on a `DATE` row first, then a year with the word before it;
     /// - where no total was found, or none that the receipt's arithmetic agrees with (cash − change,
     ///   subtotal + tax), the total's amount and those of the rows that check it: the runs of number
     ///   words (``numberRuns(_:)``) on rows a money label names, or on the row below where the label
     ///   stands alone; total, cash, change, subtotal, tax, rounding in that order.
     /// A total that two printed amounts agree on is not read again.
     public static func spans(_ page: OCRResult.Page, locale: String? = nil) -> [Span] {
-        let rows = Row.rows(of: page).filter { $0.places.count == $0.words.count }
+        let rows = Row.rows(of: page)
         var dates: [Span] = [], amounts: [Span] = []
         func span(_ kind: Span.Kind, _ row: Row, _ indices: [Int]) -> Span? {
             guard let first = indices.first.map({ row.places[$0] }),
@@ -258,12 +257,14 @@ public enum ReceiptRereading {
             if !word.symbols.isEmpty || !line.words[first.word].symbols.isEmpty { word.symbols = symbols(text, in: span.box, confidence: word.confidence) }
             line.words.replaceSubrange(first.word...last.word, with: [word])
             line.text = replacing(span.text, with: text, occurrence: 0, in: oldLine) ?? line.words.map(\.text).joined(separator: " ")
-            // Which of the page's identical lines this is, for the texts that hold it.
+            // Which of the texts' occurrences of the line this is: those in the lines before it (`13.70`
+            // is in `Total 13.70` too).
+            func before(_ lines: [OCRResult.Line]) -> Int { lines.map { occurrences(of: oldLine, in: $0.text) }.reduce(0, +) }
             let paragraph = page.blocks[first.block].paragraphs[first.paragraph]
-            let inParagraph = paragraph.lines[..<first.line].filter { $0.text == oldLine }.count
+            let inParagraph = before(Array(paragraph.lines[..<first.line]))
             let block = page.blocks[first.block]
-            let inBlock = block.paragraphs[..<first.paragraph].flatMap(\.lines).filter { $0.text == oldLine }.count + inParagraph
-            let inPage = page.blocks[..<first.block].flatMap { $0.paragraphs.flatMap(\.lines) }.filter { $0.text == oldLine }.count + inBlock
+            let inBlock = before(block.paragraphs[..<first.paragraph].flatMap(\.lines)) + inParagraph
+            let inPage = before(page.blocks[..<first.block].flatMap { $0.paragraphs.flatMap(\.lines) }) + inBlock
             page.blocks[first.block].paragraphs[first.paragraph].lines[first.line] = line
             if let text = replacing(oldLine, with: line.text, occurrence: inParagraph, in: paragraph.text) {
                 page.blocks[first.block].paragraphs[first.paragraph].text = text
@@ -276,22 +277,31 @@ public enum ReceiptRereading {
         return outcome
     }
 
-    /// `text` with its `occurrence`-th (0-based) `old` replaced by `new`; nil where it has not that many.
-    static func replacing(_ old: String, with new: String, occurrence: Int, in text: String) -> String? {
+    /// Where `old` stands in `text`, as character offsets, without overlaps.
+    static func offsets(of old: String, in text: String) -> [Int] {
         let needle = Array(old), haystack = Array(text)
-        guard !needle.isEmpty, needle.count <= haystack.count else { return nil }
-        var seen = 0
+        guard !needle.isEmpty, needle.count <= haystack.count else { return [] }
+        var found: [Int] = []
         var start = 0
         while start + needle.count <= haystack.count {
             if haystack[start..<(start + needle.count)].elementsEqual(needle) {
-                if seen == occurrence { return String(haystack[..<start]) + new + String(haystack[(start + needle.count)...]) }
-                seen += 1
+                found.append(start)
                 start += needle.count
             } else {
                 start += 1
             }
         }
-        return nil
+        return found
+    }
+
+    static func occurrences(of old: String, in text: String) -> Int { offsets(of: old, in: text).count }
+
+    /// `text` with its `occurrence`-th (0-based) `old` replaced by `new`; nil where it has not that many.
+    static func replacing(_ old: String, with new: String, occurrence: Int, in text: String) -> String? {
+        let found = offsets(of: old, in: text)
+        guard found.indices.contains(occurrence) else { return nil }
+        let characters = Array(text), start = found[occurrence]
+        return String(characters[..<start]) + new + String(characters[(start + old.count)...])
     }
 
     /// `text`'s characters spread evenly over `box`, left to right.

@@ -130,4 +130,15 @@ struct ReceiptRereadingTests {
     func gash() {
         #expect(Labels.kind("GASH : 112.48") == .cash)
     }
+
+    @Test("a line found inside an earlier line's text is replaced where it stands, not where it first appears")
+    func lineInsideAnEarlierLine() {
+        var read = page(["SHOP", "Total 13.70", "13.70"])
+        let span = ReceiptRereading.Span(kind: .amount, words: [WordPlace(block: 0, paragraph: 0, line: 2, word: 0)],
+                                         box: read.blocks[0].paragraphs[0].lines[2].words[0].boundingBox, text: "13.70")
+        _ = ReceiptRereading.apply([(span, "13.10", 0.99)], to: &read)
+        #expect(read.text == "SHOP\nTotal 13.70\n13.10")
+        #expect(ReceiptRereading.replacing("ab", with: "x", occurrence: 1, in: "ab-ab") == "ab-x")
+        #expect(ReceiptRereading.replacing("ab", with: "x", occurrence: 2, in: "ab-ab") == nil)
+    }
 }
