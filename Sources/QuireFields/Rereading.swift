@@ -136,6 +136,19 @@ public enum ReceiptRereading {
         return ordered.filter { seen.insert($0.words).inserted }
     }
 
+    /// Whether a total was found on `page` that a printed check agrees with (cash − change, subtotal +
+    /// tax, the rounded total).
+    public static func totalAgreed(_ page: OCRResult.Page) -> Bool {
+        let money = Money.find(Row.rows(of: page))
+        return money.total != nil && money.agreeing > 0
+    }
+
+    /// Whether a transaction date was found on `page`.
+    public static func hasDate(_ page: OCRResult.Page, locale: String? = nil) -> Bool {
+        let rows = Row.rows(of: page)
+        return Dates.find(rows, country: Country.of(rows, locale: locale)).date != nil
+    }
+
     /// Whether a word looks like a date, however misread: two or three groups of one to four digits
     /// between `/` or `-`, three between dots (`19/10/2018`, `/01/20`, `2018-03-16`, `19.10.18`), four to eight
     /// digits in all; on a `DATE` row also four to eight digits with a letter or two misread among

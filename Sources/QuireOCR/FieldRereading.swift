@@ -71,4 +71,51 @@ extension Recognizer {
         read.recognizeSeconds += seconds
         read.steps.append(.init(step: "reread", applied: outcome.changed > 0, parameters: parameters))
     }
+
+    /// A receipt read as one block with tall lines in the lower half of its text (the layout step's
+    /// `tallLines`: a total printed in double height, which a single block drops), fewer of which are
+    /// in its reading than the layout analysis found (``tallLines(_:)``), and whose total no
+    /// printed check agrees with, or that has none, is read again with the full layout analysis, which
+    /// keeps such lines, and given its second look. The new reading is kept where a check agrees with its
+    /// total and it lost no date the first found; the `layout` step says which (`fullLayoutForFields`:
+    /// 1 kept, 0 tried and refused).
+    func readTallLinesAgain(_ read: inout PageRead, source: PageSource, number: Int, request: OCRRequest, mode: OCRRequest.Mode,
+                            outputs: Set<OCRRequest.Output>, session: inout EngineSession) throws(WireError) {
+        guard read.image != nil, let layoutIndex = read.steps.lastIndex(where: { $0.step == "layout" }),
+              read.steps[layoutIndex].parameters["singleBlock"] == 1, (read.steps[layoutIndex].parameters["tallLines"] ?? 0) > 0,
+              Self.tallLines(read.page) < Int(read.steps[layoutIndex].parameters["tallLines"] ?? 0),
+              !ReceiptRereading.totalAgreed(read.page) else { return }
+        let engine = try session.reader(.page, languages: read.languages)
+        var again = try self.read(source, number: number, request: request, mode: mode, outputs: outputs, with: engine, layout: .page)
+        again.languages = read.languages
+        rereadFields(&again, outputs: outputs, locale: request.languages?.first)
+        // Both readings' time is the page's, whichever is kept.
+        let extra = again.prepareSeconds + again.recognizeSeconds
+        // Kept where a check agrees with its total, and it lost no date the first reading found.
+        let locale = request.languages?.first
+        guard ReceiptRereading.totalAgreed(again.page),
+              ReceiptRereading.hasDate(again.page, locale: locale) || !ReceiptRereading.hasDate(read.page, locale: locale) else {
+            read.recognizeSeconds += extra
+            read.steps[layoutIndex].parameters["fullLayoutForFields"] = 0
+            return
+        }
+        again.prepareSeconds = read.prepareSeconds
+        again.recognizeSeconds = read.recognizeSeconds + extra
+        // The steps before the layout (scale, crop, deskew…) were the same; the reading's own steps are the new one's.
+        var layout = read.steps[layoutIndex]
+        layout.parameters["fullLayoutForFields"] = 1
+        again.steps = read.steps.filter { ["language", "script"].contains($0.step) } + again.steps.filter { $0.step != "layout" } + [layout]
+        read = again
+    }
+
+    /// The read lines in the lower half of the page's text at least ``LayoutChoice/tallLine`` times as
+    /// tall as the median line, as the layout step counts the analysis's: fewer than it found is a tall
+    /// line the reading lost.
+    static func tallLines(_ page: OCRResult.Page) -> Int {
+        let lines = page.blocks.flatMap { $0.paragraphs.flatMap(\.lines) }.map(\.boundingBox)
+        guard let top = lines.map(\.y).min(), let bottom = lines.map({ $0.y + $0.height }).max() else { return 0 }
+        let heights = lines.map(\.height).sorted()
+        let median = Double(heights[heights.count / 2]), middle = (top + bottom) / 2
+        return lines.filter { $0.y >= middle && Double($0.height) >= LayoutChoice.tallLine * median }.count
+    }
 }

@@ -32,7 +32,10 @@ extension Recognizer {
     func readPage(_ source: PageSource, number: Int, request: OCRRequest, mode: OCRRequest.Mode, outputs: Set<OCRRequest.Output>,
                   policy: EnginePolicy, plan: LanguagePlan, session: inout EngineSession) throws(WireError) -> PageRead {
         var read = try readPageInLanguage(source, number: number, request: request, mode: mode, outputs: outputs, policy: policy, plan: plan, session: &session)
-        if request.fields?.contains(.receipt) == true { rereadFields(&read, outputs: outputs, locale: request.languages?.first) }
+        if request.fields?.contains(.receipt) == true {
+            rereadFields(&read, outputs: outputs, locale: request.languages?.first)
+            try readTallLinesAgain(&read, source: source, number: number, request: request, mode: mode, outputs: outputs, session: &session)
+        }
         LanguageReport.annotate(&read.page, readWith: read.languages)
         read.image = nil
         guard !plan.hinted else { return read }
@@ -84,10 +87,10 @@ extension Recognizer {
 
     /// Reads one page with `engine`, shown what it wants to see (``TextRecognizer/input``).
     func read(_ source: PageSource, number: Int, request: OCRRequest, mode: OCRRequest.Mode, outputs: Set<OCRRequest.Output>,
-              with engine: any TextRecognizer) throws(WireError) -> PageRead {
+              with engine: any TextRecognizer, layout: Layout? = nil) throws(WireError) -> PageRead {
         switch engine.input {
         case .preparedPage:
-            try readPreparedPage(source, number: number, request: request, mode: mode, outputs: outputs, engine: engine)
+            try readPreparedPage(source, number: number, request: request, mode: mode, outputs: outputs, engine: engine, layout: layout)
         case .picture(let maxSide):
             try readPicture(source, number: number, outputs: outputs, symbols: request.symbols ?? true, engine: engine, maxSide: maxSide)
         }
@@ -97,14 +100,14 @@ extension Recognizer {
     /// nothing for upright pages: a page read with low confidence is shown to orientation detection,
     /// and when it says the page is turned, it is turned and read again, and the better read is kept.
     func readPreparedPage(_ source: PageSource, number: Int, request: OCRRequest, mode: OCRRequest.Mode,
-                          outputs: Set<OCRRequest.Output>, engine: any TextRecognizer) throws(WireError) -> PageRead {
+                          outputs: Set<OCRRequest.Output>, engine: any TextRecognizer, layout chosen: Layout? = nil) throws(WireError) -> PageRead {
         let t0 = Instant.now()
         let prepared = try prepare(source, request: request)
         var steps = prepared.steps
         var prepareSeconds = Instant.now().seconds(since: t0)
         var recognizeSeconds = 0.0
 
-        let layout = layout(for: mode)
+        let layout = chosen ?? layout(for: mode)
         let symbols = request.symbols ?? true
         func attempt(turns: Int, steps: inout [OCRResult.Step]) throws(WireError) -> (PreparedPage, RecognizedPage, Double) {
             let t1 = Instant.now()

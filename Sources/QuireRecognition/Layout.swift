@@ -76,6 +76,10 @@ public struct LayoutChoice: Sendable, Equatable {
 
     public init() {}
 
+    /// A text line at least this many line heights tall is a tall line (the `layout` step's `tallLines`,
+    /// those in the lower half of the page's text).
+    public static let tallLine = 1.6
+
     /// The layout for a page with these regions, and the step that records why.
     public func choose(_ regions: [LayoutRegion]) -> (layout: Layout, step: OCRResult.Step) {
         let text = regions.filter { [.text, .table, .vertical].contains($0.kind) && !$0.lines.isEmpty }
@@ -89,6 +93,13 @@ public struct LayoutChoice: Sendable, Equatable {
             return (.page, OCRResult.Step(step: "layout", applied: false, parameters: parameters))
         }
         parameters["lineHeight"] = lineHeight
+        // Lines far taller than the page's in the lower half of its text (a total printed in double
+        // height; a logo or a title stands at the top): a single block reads them badly or not at all.
+        // Counted, for what reads the page after (receipt fields).
+        if let top = lines.map(\.y).min(), let bottom = lines.map({ $0.y + $0.height }).max() {
+            let middle = (top + bottom) / 2
+            parameters["tallLines"] = Double(lines.filter { $0.y >= middle && Double($0.height) >= Self.tallLine * lineHeight }.count)
+        }
         let columns = columnPairs(text, pictures: regions.filter { $0.kind == .picture }, lineHeight: lineHeight)
         let grid = gridRules(regions, lines: lines, lineHeight: lineHeight)
         parameters["columnPairs"] = Double(columns)

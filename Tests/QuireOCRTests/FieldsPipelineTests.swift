@@ -84,4 +84,15 @@ import Testing
         #expect(result.pages.first?.documents == nil)
         #expect(!result.metadata.steps.contains { $0.step == "fields" })
     }
+
+    @Test func aReadingsTallLinesAreCountedInTheLowerHalfOfItsText() throws {
+        // Each fake word is a line of its own, 0.05 of the image high: the total made twice as tall.
+        var words = Self.receipt
+        let total = try #require(words.firstIndex { $0.text == "15.90" })
+        words[total].box.height = 0.1
+        let result = try read(OCRRequest(languages: ["eng"], engine: .tesseract, fields: [.receipt]), words: words)
+        let page = try #require(result.pages.first)
+        #expect(Recognizer.tallLines(page) == 1)
+        #expect(Recognizer.tallLines(try read(OCRRequest(languages: ["eng"], engine: .tesseract)).pages[0]) == 0)
+    }
 }

@@ -23,6 +23,18 @@ struct LayoutChoiceTests {
         choice.choose(regions)
     }
 
+    @Test("Tall lines are counted in the lower half of the text only: a total in double height, not a heading")
+    func tallLines() {
+        var body = Self.text(x: 20, y: 100, width: 600, lines: 10)
+        // A heading twice as tall at the top, and a total twice as tall near the foot.
+        body.lines.insert(PixelBox(x: 20, y: 20, width: 400, height: 2 * Self.lineHeight), at: 0)
+        body.lines.append(PixelBox(x: 300, y: 760, width: 200, height: 2 * Self.lineHeight))
+        let (layout, step) = Self.choose([body])
+        #expect(layout == .singleBlock)
+        #expect(step.parameters["tallLines"] == 1)
+        #expect(Self.choose([Self.text(x: 20, y: 100, width: 600, lines: 10)]).1.parameters["tallLines"] == 0)
+    }
+
     @Test("A receipt: blocks stacked one above the other, a logo and dashed rules between them, read as one block")
     func receipt() {
         let (layout, step) = Self.choose([
