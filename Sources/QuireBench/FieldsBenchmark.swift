@@ -109,17 +109,17 @@ public struct FieldsBenchRow: Sendable, Codable, Equatable {
             case "date":
                 mark.value = field?.valueDate
                 mark.right = field?.valueDate != nil && field?.valueDate == ReceiptFields.isoDate(truth)
-                mark.inText = Accuracy.contains(text, value: truth)
-                mark.inTextWithFields = Accuracy.contains(textWithFields, value: truth)
             case "total":
                 let value = field?.valueCurrency?.amount
                 mark.value = value.map { String(format: "%.2f", $0) }
                 mark.right = value != nil && amount(truth).map { abs($0 - (value ?? .nan)) < 0.005 } == true
-                mark.inText = Accuracy.contains(text, value: truth)
-                mark.inTextWithFields = Accuracy.contains(textWithFields, value: truth)
             default:
                 mark.value = content
                 mark.right = content.map { nearlyError(truth: truth, text: $0) <= 0.2 } ?? false
+            }
+            if name == "date" || name == "total" {
+                mark.inText = Accuracy.contains(text, value: truth)
+                mark.inTextWithFields = Accuracy.contains(textWithFields, value: truth)
             }
             marks[name] = mark
         }

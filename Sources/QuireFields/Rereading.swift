@@ -131,9 +131,10 @@ public enum ReceiptRereading {
             // By rank, the lowest row first within one (the final total, the last payment).
             amounts = ranked.sorted { ($0.rank, -$0.row) < ($1.rank, -$1.row) }.map(\.span)
         }
+        // Each run once: a date's words are not an amount's too.
         var seen: Set<[WordPlace]> = []
-        let ordered = Array(dates.prefix(maxDateSpans)) + amounts.filter { !dates.prefix(maxDateSpans).map(\.words).contains($0.words) }.prefix(maxAmountSpans)
-        return ordered.filter { seen.insert($0.words).inserted }
+        let kept = dates.prefix(maxDateSpans).filter { seen.insert($0.words).inserted }
+        return kept + amounts.filter { seen.insert($0.words).inserted }.prefix(maxAmountSpans)
     }
 
     /// Whether a total was found on `page` that a printed check agrees with (cash − change, subtotal +

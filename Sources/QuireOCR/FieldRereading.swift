@@ -81,18 +81,19 @@ extension Recognizer {
     /// 1 kept, 0 tried and refused).
     func readTallLinesAgain(_ read: inout PageRead, source: PageSource, number: Int, request: OCRRequest, mode: OCRRequest.Mode,
                             outputs: Set<OCRRequest.Output>, session: inout EngineSession) throws(WireError) {
+        // Fewer tall lines read than the analysis found: none found is never fewer.
         guard read.image != nil, let layoutIndex = read.steps.lastIndex(where: { $0.step == "layout" }),
-              read.steps[layoutIndex].parameters["singleBlock"] == 1, (read.steps[layoutIndex].parameters["tallLines"] ?? 0) > 0,
+              read.steps[layoutIndex].parameters["singleBlock"] == 1,
               Self.tallLines(read.page) < Int(read.steps[layoutIndex].parameters["tallLines"] ?? 0),
               !ReceiptRereading.totalAgreed(read.page) else { return }
+        let locale = request.languages?.first
         let engine = try session.reader(.page, languages: read.languages)
         var again = try self.read(source, number: number, request: request, mode: mode, outputs: outputs, with: engine, layout: .page)
         again.languages = read.languages
-        rereadFields(&again, outputs: outputs, locale: request.languages?.first)
+        rereadFields(&again, outputs: outputs, locale: locale)
         // Both readings' time is the page's, whichever is kept.
         let extra = again.prepareSeconds + again.recognizeSeconds
         // Kept where a check agrees with its total, and it lost no date the first reading found.
-        let locale = request.languages?.first
         guard ReceiptRereading.totalAgreed(again.page),
               ReceiptRereading.hasDate(again.page, locale: locale) || !ReceiptRereading.hasDate(read.page, locale: locale) else {
             read.recognizeSeconds += extra
@@ -112,10 +113,11 @@ extension Recognizer {
     /// tall as the median line, as the layout step counts the analysis's: fewer than it found is a tall
     /// line the reading lost.
     static func tallLines(_ page: OCRResult.Page) -> Int {
-        let lines = page.blocks.flatMap { $0.paragraphs.flatMap(\.lines) }.map(\.boundingBox)
-        guard let top = lines.map(\.y).min(), let bottom = lines.map({ $0.y + $0.height }).max() else { return 0 }
+        let lines = page.blocks.flatMap { $0.paragraphs.flatMap(\.lines) }.map { line in
+            PixelBox(x: line.boundingBox.x, y: line.boundingBox.y, width: line.boundingBox.width, height: line.boundingBox.height)
+        }
         let heights = lines.map(\.height).sorted()
-        let median = Double(heights[heights.count / 2]), middle = (top + bottom) / 2
-        return lines.filter { $0.y >= middle && Double($0.height) >= LayoutChoice.tallLine * median }.count
+        guard !heights.isEmpty else { return 0 }
+        return LayoutChoice.tallLines(lines, lineHeight: Double(heights[heights.count / 2]))
     }
 }

@@ -80,6 +80,14 @@ public struct LayoutChoice: Sendable, Equatable {
     /// those in the lower half of the page's text).
     public static let tallLine = 1.6
 
+    /// How many of `lines` stand in the lower half of their vertical extent and are at least
+    /// ``tallLine`` times `lineHeight` tall.
+    public static func tallLines(_ lines: [PixelBox], lineHeight: Double) -> Int {
+        guard let top = lines.map(\.y).min(), let bottom = lines.map({ $0.y + $0.height }).max() else { return 0 }
+        let middle = (top + bottom) / 2
+        return lines.filter { $0.y >= middle && Double($0.height) >= tallLine * lineHeight }.count
+    }
+
     /// The layout for a page with these regions, and the step that records why.
     public func choose(_ regions: [LayoutRegion]) -> (layout: Layout, step: OCRResult.Step) {
         let text = regions.filter { [.text, .table, .vertical].contains($0.kind) && !$0.lines.isEmpty }
@@ -96,10 +104,7 @@ public struct LayoutChoice: Sendable, Equatable {
         // Lines far taller than the page's in the lower half of its text (a total printed in double
         // height; a logo or a title stands at the top): a single block reads them badly or not at all.
         // Counted, for what reads the page after (receipt fields).
-        if let top = lines.map(\.y).min(), let bottom = lines.map({ $0.y + $0.height }).max() {
-            let middle = (top + bottom) / 2
-            parameters["tallLines"] = Double(lines.filter { $0.y >= middle && Double($0.height) >= Self.tallLine * lineHeight }.count)
-        }
+        parameters["tallLines"] = Double(Self.tallLines(lines, lineHeight: lineHeight))
         let columns = columnPairs(text, pictures: regions.filter { $0.kind == .picture }, lineHeight: lineHeight)
         let grid = gridRules(regions, lines: lines, lineHeight: lineHeight)
         parameters["columnPairs"] = Double(columns)
