@@ -36,7 +36,8 @@ extension OCRBenchmark {
             rows.append(FieldsBenchRow.score(id: image.id, half: image.half, key: image.keyFields, fields: fields,
                                              text: without.0.texts[reply.image] ?? "", textWithFields: result?.text ?? "", withMs: Double(reply.nanoseconds) / 1e6, withoutMs: withoutMs,
                                              fieldsMs: result?.metadata.steps.first { $0.step == "fields" }?.parameters["ms"],
-                                             rereadMs: result?.metadata.steps.first { $0.step == "reread" }?.parameters["ms"] ?? 0))
+                                             rereadMs: result?.metadata.steps.first { $0.step == "reread" }?.parameters["ms"] ?? 0,
+                                             rereadCrops: result?.metadata.steps.first { $0.step == "reread" }?.parameters["crops"] ?? 0))
         }
         return FieldsBenchReport(machine: MachineInfo.current(), date: ISO8601DateFormatter().string(from: Date()),
                                  sets: OCRBenchOptions.setNames(options.directories), rows: rows.sorted { $0.id < $1.id },
@@ -71,6 +72,8 @@ public struct FieldsBenchRow: Sendable, Codable, Equatable {
     public var fieldsMs: Double?
     /// The second look's milliseconds (the `reread` step; 0 where there was none).
     public var rereadMs: Double?
+    /// How many crops the second look read (0 where there was none): its cost, whatever the machine's load.
+    public var rereadCrops: Double?
 
     static let names = ["company": "MerchantName", "address": "MerchantAddress", "date": "TransactionDate", "total": "Total"]
 
@@ -91,7 +94,7 @@ public struct FieldsBenchRow: Sendable, Codable, Equatable {
     }
 
     static func score(id: String, half: Half, key: [String: String], fields: [String: OCRResult.Field], text: String, textWithFields: String = "",
-                      withMs: Double, withoutMs: Double, fieldsMs: Double?, rereadMs: Double? = nil) -> FieldsBenchRow {
+                      withMs: Double, withoutMs: Double, fieldsMs: Double?, rereadMs: Double? = nil, rereadCrops: Double? = nil) -> FieldsBenchRow {
         var marks: [String: Mark] = [:]
         for (name, fieldName) in names {
             guard let truth = key[name], !truth.isEmpty else { continue }
@@ -123,7 +126,8 @@ public struct FieldsBenchRow: Sendable, Codable, Equatable {
             }
             marks[name] = mark
         }
-        return FieldsBenchRow(id: id, half: half, marks: marks, withMs: withMs, withoutMs: withoutMs, fieldsMs: fieldsMs, rereadMs: rereadMs)
+        return FieldsBenchRow(id: id, half: half, marks: marks, withMs: withMs, withoutMs: withoutMs, fieldsMs: fieldsMs, rereadMs: rereadMs,
+                              rereadCrops: rereadCrops)
     }
 }
 
@@ -164,8 +168,8 @@ public struct FieldsBenchReport: Sendable, Codable, Equatable {
             }
         }
         lines.append("")
-        lines.append("| scope | median ms without | median ms with | median ratio with/without | mean ratio | fields step, median ms | second look, median / mean ms |")
-        lines.append("| --- | --- | --- | --- | --- | --- | --- |")
+        lines.append("| scope | median ms without | median ms with | median ratio with/without | mean ratio | fields step, median ms | second look, median / mean ms | crops read again, mean |")
+        lines.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
         for (scope, members) in scopes {
             let ratios = members.map { $0.withMs / max($0.withoutMs, 1e-6) }
             let ratio = OCRDetectionRow.median(ratios) ?? .nan, mean = ratios.isEmpty ? .nan : ratios.reduce(0, +) / Double(ratios.count)
@@ -173,7 +177,8 @@ public struct FieldsBenchReport: Sendable, Codable, Equatable {
             let step = OCRDetectionRow.median(members.compactMap(\.fieldsMs)) ?? .nan
             let looks = members.compactMap(\.rereadMs)
             let look = OCRDetectionRow.median(looks) ?? .nan, lookMean = looks.isEmpty ? .nan : looks.reduce(0, +) / Double(looks.count)
-            lines.append(String(format: "| %@ | %.0f | %.0f | %.3f | %.3f | %.2f | %.1f / %.1f |", scope, without, with, ratio, mean, step, look, lookMean))
+            let crops = members.compactMap(\.rereadCrops), cropMean = crops.isEmpty ? .nan : crops.reduce(0, +) / Double(crops.count)
+            lines.append(String(format: "| %@ | %.0f | %.0f | %.3f | %.3f | %.2f | %.1f / %.1f | %.2f |", scope, without, with, ratio, mean, step, look, lookMean, cropMean))
         }
         lines.append("")
         lines.append("Found: the field is in the page's receipt; exact: its content is the key's text with case and spaces normalised (a "

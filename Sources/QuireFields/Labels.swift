@@ -17,6 +17,8 @@ enum Labels {
     static func matches(_ word: Substring, _ label: String) -> Bool {
         if word == label { return true }
         guard label.count >= 5, abs(word.count - label.count) <= 1 else { return false }
+        // One edit apart, two words of four letters or more share their first letter or their last.
+        guard word.first == label.first || word.last == label.last else { return false }
         return editDistance(Array(word), Array(label)) <= 1
     }
 

@@ -12,12 +12,42 @@ public enum ReceiptFields {
         public var step: OCRResult.Step
     }
 
+    /// What a page holds of a receipt before its fields are written out: its rows, the country its
+    /// text points to, its dates and its money. One analysis serves the second look at the words
+    /// (``ReceiptRereading/spans(_:)``), the checks around it and the fields, for as long as the page
+    /// is not changed.
+    public struct Analysis {
+        let rows: [Row]
+        let country: Country
+        let dates: Dates.Result
+        let money: Money
+
+        /// `locale` (`en-US`, `ms-MY`), where the request names one, decides the order of ambiguous
+        /// dates before the page's own clues do.
+        public init(_ page: OCRResult.Page, locale: String? = nil) {
+            rows = Row.rows(of: page)
+            country = Country.of(rows, locale: locale)
+            dates = Dates.find(rows, country: country)
+            money = Money.find(rows)
+        }
+
+        /// Whether a total was found that a printed check agrees with (cash − change, subtotal + tax,
+        /// the rounded total).
+        public var totalAgreed: Bool { money.total != nil && money.agreeing > 0 }
+        /// Whether a transaction date was found.
+        public var hasDate: Bool { dates.date != nil }
+    }
+
     /// Reads a receipt's fields from `page`. `locale` (`en-US`, `ms-MY`), where the request names
     /// one, decides the order of ambiguous dates before the page's own clues do.
     public static func read(_ page: OCRResult.Page, locale: String? = nil) -> Reading {
-        let rows = Row.rows(of: page)
+        read(Analysis(page, locale: locale))
+    }
+
+    /// A receipt's fields from a page's analysis.
+    public static func read(_ analysis: Analysis) -> Reading {
+        let rows = analysis.rows, country = analysis.country
         var parameters: [String: Double] = ["rows": Double(rows.count)]
-        let country = Country.of(rows, locale: locale)
         parameters["dayFirst"] = country.dayFirst ? 1 : 0
         var fields: [String: OCRResult.Field] = [:]
 
@@ -43,7 +73,7 @@ public enum ReceiptFields {
             fields["MerchantPhoneNumber"] = field
         }
 
-        let dates = Dates.find(rows, country: country)
+        let dates = analysis.dates
         parameters["date.candidates"] = Double(dates.candidates)
         if let date = dates.date {
             var field = field(.date, row: rows[date.row], words: date.words)
@@ -59,7 +89,7 @@ public enum ReceiptFields {
             fields["TransactionTime"] = field
         }
 
-        let money = Money.find(rows)
+        let money = analysis.money
         parameters["total.candidates"] = Double(money.candidates)
         func currency(_ placed: Values.Placed, agreement: Double) -> OCRResult.Field {
             var field = field(.currency, row: rows[placed.row], words: placed.words)

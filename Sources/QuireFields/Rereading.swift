@@ -21,6 +21,11 @@ public enum ReceiptRereading {
         /// box's foot: the amount printed in double height fills the box, one under a pen's mark
         /// stands in the band. Both are read, and the surer reading taken.
         public var band: OCRResult.Box? = nil
+        /// The amount the fields took for the total, on a receipt without a rounding row: where a second
+        /// look reads it alike (``confirms(_:reading:confidence:)``), the checks around it are not read.
+        /// Where the receipt rounds, which amount is the total (before or after the rounding) is what
+        /// the checks decide.
+        public var settlesTotal = false
 
         /// Whether the first reading already reads as what the run should hold (an amount, a valid
         /// date): a run that does not may have lost characters outside its words' boxes, and is cut
@@ -61,7 +66,12 @@ public enum ReceiptRereading {
     ///   stands alone; total, cash, change, subtotal, tax, rounding in that order.
     /// A total that two printed amounts agree on is not read again.
     public static func spans(_ page: OCRResult.Page, locale: String? = nil) -> [Span] {
-        let rows = Row.rows(of: page)
+        spans(ReceiptFields.Analysis(page, locale: locale))
+    }
+
+    /// ``spans(_:locale:)`` from a page's analysis.
+    public static func spans(_ analysis: ReceiptFields.Analysis) -> [Span] {
+        let rows = analysis.rows
         var dates: [Span] = [], amounts: [Span] = []
         func span(_ kind: Span.Kind, _ row: Row, _ indices: [Int]) -> Span? {
             guard let first = indices.first.map({ row.places[$0] }),
@@ -84,12 +94,13 @@ public enum ReceiptRereading {
             return Span(kind: kind, words: indices.map { row.places[$0] }, box: box, text: indices.map { row.words[$0].text }.joined(separator: " "),
                         band: band)
         }
-        let found = Dates.find(rows, country: Country.of(rows, locale: locale))
+        // Words every one of which the first reading gave at least ``surelyRead``.
+        func surely(_ row: Row, _ indices: [Int]) -> Bool { indices.compactMap { row.words[$0].confidence }.min().map { $0 >= surelyRead } ?? false }
+        let found = analysis.dates
         if let date = found.date, let row = rows.first(where: { $0.index == date.row }), let span = span(.date, row, date.words) {
             // A date printed twice and read alike both times is not read a third time, nor one read surely.
             let printed = date.words.map { row.words[$0].text.uppercased() }.joined(separator: " ")
-            let sure = date.words.compactMap { row.words[$0].confidence }.min().map { $0 >= surelyRead } ?? false
-            if rows.filter({ $0.text.contains(printed) }).count < 2 && !sure { dates.append(span) }
+            if rows.filter({ $0.text.contains(printed) }).count < 2 && !surely(row, date.words) { dates.append(span) }
         } else {
             var shaped: [(labelled: Bool, span: Span)] = []
             for row in rows {
@@ -107,12 +118,14 @@ public enum ReceiptRereading {
             }
             dates = (shaped.filter(\.labelled) + shaped.filter { !$0.labelled }).map(\.span) + years
         }
-        let money = Money.find(rows)
+        let money = analysis.money
         if money.total == nil || money.agreeing == 0 {
             // The checks that settle a total first: the total itself, what was paid and given back,
             // then the subtotal, the tax and the rounding.
             let priority: [Labels.Kind: Int] = [.total: 1, .cash: 2, .change: 3, .subtotal: 4, .tax: 5, .rounding: 6]
             var ranked: [(rank: Int, row: Int, span: Span)] = []
+            var totalSure = false
+            let rounds = rows.contains { Labels.kind($0.text) == .rounding }
             for (position, row) in rows.enumerated() {
                 let kinds = [Labels.kind(row.text)] + Money.segments(row).map { Labels.kind($0.text) }
                 guard let rank = kinds.compactMap({ priority[$0] }).min() else { continue }
@@ -123,31 +136,21 @@ public enum ReceiptRereading {
                     runs = numberRuns(source)
                 }
                 for run in runs.reversed() {
-                    guard let span = span(.amount, source, run) else { continue }
+                    guard var span = span(.amount, source, run) else { continue }
                     let isTotal = money.total.map { total in total.row == source.index && total.words.contains { source.places[$0] == span.words.last } } ?? false
+                    span.settlesTotal = isTotal && !rounds
+                    // An amount read surely is not read again; a total that settles read surely needs no check read again either.
+                    if span.readsWhole && surely(source, run) { totalSure = totalSure || span.settlesTotal; continue }
                     ranked.append((isTotal ? 0 : rank, source.index, span))
                 }
             }
             // By rank, the lowest row first within one (the final total, the last payment).
-            amounts = ranked.sorted { ($0.rank, -$0.row) < ($1.rank, -$1.row) }.map(\.span)
+            amounts = totalSure ? [] : ranked.sorted { ($0.rank, -$0.row) < ($1.rank, -$1.row) }.map(\.span)
         }
         // Each run once: a date's words are not an amount's too.
         var seen: Set<[WordPlace]> = []
         let kept = dates.prefix(maxDateSpans).filter { seen.insert($0.words).inserted }
         return kept + amounts.filter { seen.insert($0.words).inserted }.prefix(maxAmountSpans)
-    }
-
-    /// Whether a total was found on `page` that a printed check agrees with (cash − change, subtotal +
-    /// tax, the rounded total).
-    public static func totalAgreed(_ page: OCRResult.Page) -> Bool {
-        let money = Money.find(Row.rows(of: page))
-        return money.total != nil && money.agreeing > 0
-    }
-
-    /// Whether a transaction date was found on `page`.
-    public static func hasDate(_ page: OCRResult.Page, locale: String? = nil) -> Bool {
-        let rows = Row.rows(of: page)
-        return Dates.find(rows, country: Country.of(rows, locale: locale)).date != nil
     }
 
     /// Whether a word looks like a date, however misread: two or three groups of one to four digits
@@ -228,6 +231,15 @@ public enum ReceiptRereading {
             let label = prefix.count >= 3 && prefix.allSatisfy({ $0.isLetter || ":.".contains($0) }) ? String(prefix) : ""
             return label + new.text
         }
+    }
+
+    /// Whether a new reading of an amount's `span` says what the first one did, confidently: two
+    /// engines agree on it.
+    public static func confirms(_ span: Span, reading: String, confidence: Double) -> Bool {
+        guard span.kind == .amount, confidence >= minConfidence, !span.text.contains(" "), let old = Values.amount(span.text) else { return false }
+        let words = reading.split(separator: " ").map(String.init)
+        guard let new = Values.amount(words.suffix(2).joined()) ?? Values.amount(words.last ?? "") else { return false }
+        return new.value == old.value
     }
 
     /// The first valid date among `words` (a label glued on cut off), with the text it was read from.

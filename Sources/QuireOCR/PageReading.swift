@@ -33,8 +33,7 @@ extension Recognizer {
                   policy: EnginePolicy, plan: LanguagePlan, session: inout EngineSession) throws(WireError) -> PageRead {
         var read = try readPageInLanguage(source, number: number, request: request, mode: mode, outputs: outputs, policy: policy, plan: plan, session: &session)
         if request.fields?.contains(.receipt) == true {
-            rereadFields(&read, outputs: outputs, locale: request.languages?.first)
-            try readTallLinesAgain(&read, source: source, number: number, request: request, mode: mode, outputs: outputs, session: &session)
+            try findReceipt(in: &read, source: source, number: number, request: request, mode: mode, outputs: outputs, session: &session)
         }
         LanguageReport.annotate(&read.page, readWith: read.languages)
         read.image = nil

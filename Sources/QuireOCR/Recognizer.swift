@@ -39,11 +39,12 @@ public final class Recognizer {
         return recognition
     }
 
-    /// Each read page's documents (`[]` where none was found) and its `fields` step, from the page's
-    /// result alone: images and PDF pages, every engine, take the same path. Costs about a
-    /// millisecond a page (the step's `ms`), against the second its reading takes.
+    /// The documents (`[]` where none was found) and `fields` step of each page read without them:
+    /// those whose reading did not find them (a PDF page's text layer); a page an engine read found its
+    /// own (``findReceipt(in:source:number:request:mode:outputs:session:)``). Costs a few milliseconds
+    /// a page (the step's `ms`), against the second its reading takes.
     static func findFields(_ kinds: [OCRRequest.Fields], in result: inout OCRResult, locale: String?) {
-        for index in result.pages.indices where result.pages[index].error == nil {
+        for index in result.pages.indices where result.pages[index].error == nil && result.pages[index].documents == nil {
             let t0 = Instant.now()
             var documents: [OCRResult.Document] = []
             var steps: [OCRResult.Step] = []

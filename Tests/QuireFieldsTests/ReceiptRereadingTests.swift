@@ -111,6 +111,39 @@ struct ReceiptRereadingTests {
         #expect(!ReceiptRereading.isYear("1999") && ReceiptRereading.isYear("2018") && !ReceiptRereading.isYear("20180"))
     }
 
+    @Test("an amount read surely is not read again; a total read surely on a receipt that does not round needs no check read either")
+    func sureAmounts() {
+        var sureCash = page(misread)
+        sureCash.blocks[0].paragraphs[0].lines[5].words[1].confidence = 0.97
+        #expect(ReceiptRereading.spans(sureCash).map(\.text) == ["16/03/2018", "13.70", "7.00"])
+        var sureTotal = page(misread)
+        sureTotal.blocks[0].paragraphs[0].lines[4].words[2].confidence = 0.97
+        #expect(ReceiptRereading.spans(sureTotal).map(\.text) == ["16/03/2018"])
+        // Where the receipt rounds, which amount is the total is the checks' to say: they are read.
+        var rounding = misread
+        rounding.insert("Rounding 0.00", at: 4)
+        var rounds = page(rounding)
+        rounds.blocks[0].paragraphs[0].lines[5].words[2].confidence = 0.97
+        #expect(ReceiptRereading.spans(rounds).map(\.text) == ["16/03/2018", "20.10", "7.00", "0.00"])
+        // The total of a receipt without rounding settles it; with it, not.
+        #expect(ReceiptRereading.spans(page(misread)).filter(\.settlesTotal).map(\.text) == ["13.70"])
+        #expect(!ReceiptRereading.spans(page(rounding)).contains { $0.settlesTotal })
+    }
+
+    @Test("a new reading confirms an amount where it reads the same amount, confidently")
+    func confirmations() {
+        let amount = ReceiptRereading.Span(kind: .amount, words: [], box: OCRResult.Box(x: 0, y: 0, width: 1, height: 1), text: "13.70")
+        #expect(ReceiptRereading.confirms(amount, reading: "13.70", confidence: 0.9))
+        #expect(ReceiptRereading.confirms(amount, reading: "Total RM13.70", confidence: 0.9))
+        #expect(!ReceiptRereading.confirms(amount, reading: "13.70", confidence: 0.5))
+        #expect(!ReceiptRereading.confirms(amount, reading: "13.10", confidence: 0.99))
+        // A run the first reading broke has no amount to confirm, nor has a date.
+        let broken = ReceiptRereading.Span(kind: .amount, words: [], box: amount.box, text: "13 70")
+        #expect(!ReceiptRereading.confirms(broken, reading: "13.70", confidence: 0.99))
+        let date = ReceiptRereading.Span(kind: .date, words: [], box: amount.box, text: "16/03/2018")
+        #expect(!ReceiptRereading.confirms(date, reading: "16/03/2018", confidence: 0.99))
+    }
+
     @Test("an amount taller than its row's words is also cut in the row's band, down to its foot; a date is moved into the band")
     func tallAmounts() throws {
         var read = page(["SHOP", "Total Sales 64.80", "Cash 70.00", "Change 5.00", "Date: 16/03/2018 #01"])

@@ -65,6 +65,17 @@ import Testing
         #expect(lines.shown.count == 1 && !plain.metadata.steps.contains { $0.step == "reread" })
     }
 
+    @Test func aTotalTheLineReaderReadsAlikeIsConfirmedAndItsChecksAreNotRead() throws {
+        // The date's crop, then the total's: read as the page reader read it, the total stands, and
+        // cash, change, subtotal and tax are not read.
+        let lines = FakeLineReader(["23/03/2018", "15.70", "20.00", "4.10"].map { ReadLine(text: $0, confidence: 0.99) })
+        let result = try read(OCRRequest(languages: ["eng"], engine: .tesseract, fields: [.receipt]), words: Self.misread, lines: lines)
+        #expect(lines.shown.count == 2)
+        let step = try #require(result.metadata.steps.first { $0.step == "reread" })
+        #expect(!step.applied && step.parameters["confirmed"] == 1 && step.parameters["crops"] == 2 && step.parameters["spans"] == 2)
+        #expect(result.pages.first?.documents?.first?.fields["Total"]?.valueCurrency?.amount == 15.70)
+    }
+
     @Test func aReceiptsFieldsAreOnItsPage() throws {
         let result = try read(OCRRequest(languages: ["eng"], engine: .tesseract, fields: [.receipt]))
         let document = try #require(result.pages.first?.documents?.first)
