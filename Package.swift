@@ -34,6 +34,8 @@ let package = Package(
         .library(name: "QuireTokens", targets: ["QuireTokens"]),
         .library(name: "QuireStack", targets: ["QuireStack"]),
         .library(name: "QuireFormats", targets: ["QuireFormats"]),
+        // The fuzz targets' bodies, for FuzzTesting/ (its own package: libFuzzer's entry points).
+        .library(name: "QuireFuzz", targets: ["QuireFuzz"]),
     ],
     targets: [
         .systemLibrary(name: "CZeroMQ", providers: [.apt(["libzmq3-dev"])]),
@@ -60,6 +62,8 @@ let package = Package(
         .target(name: "QuireMonitor", dependencies: ["QuireStats", "ZeroMQ", "QuireSupport", "QuireHTTP"]),
         // The gateway links the verifying side of tokens only for SHA-256 (its API-key cache); it holds no key.
         .target(name: "QuireGateway", dependencies: ["QuireClient", "QuireFormats", "QuireHTTP", "QuireWire", "QuireSupport", "QuireJWT"]),
+        // What bytes from strangers go through, checked for what must hold (FuzzTesting/ fuzzes them).
+        .target(name: "QuireFuzz", dependencies: ["Imaging", "QuireGateway", "QuireHTTP", "QuireJWT", "QuireWire"]),
         .target(name: "QuireClient", dependencies: ["QuireWire", "ZeroMQ", "QuireSupport"]),
         // Tokens, verifying side: the JWT format, JWKS, the verifier and its cache (what the broker links).
         .target(name: "QuireJWT", dependencies: ["CSodium", "QuireWire"]),
@@ -125,6 +129,7 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "QuireTestSupport"]),
         .testTarget(name: "QuireHTTPTests", dependencies: ["QuireHTTP", "QuireTestSupport"]),
         .testTarget(name: "QuireGatewayTests", dependencies: ["QuireGateway", "QuireHTTP", "QuireWire"]),
+        .testTarget(name: "QuireFuzzTests", dependencies: ["QuireFuzz"]),
         .testTarget(name: "QuireWireTests", dependencies: ["QuireWire", "QuireTestSupport"]),
         .testTarget(name: "QuireClientTests", dependencies: ["QuireClient", "QuireWire", "QuireSupport", "QuireStack", "QuireBroker", "QuireWorker", "ZeroMQ"]),
         .testTarget(name: "QuireBrokerTests", dependencies: ["QuireBroker", "QuireWire", "QuireStats", "QuireJWT", "QuireTokens", "ZeroMQ", "QuireSupport", "QuireTestSupport"]),
