@@ -186,3 +186,17 @@ import Testing
         #expect(SceneEngine.margins(width: 50, height: 40) == (8, 8))
     }
 }
+
+@Suite struct DetectorSizeTests {
+    @Test func aPictureIsEnlargedTowardTheShorterSideButAtMostFourTimesAndReducedToTheLongerOne() {
+        let settings = SceneEngine.Settings()
+        // A photo: its shorter side made 736.
+        #expect(SceneEngine.detectorSize(width: 400, height: 300, settings) == (992, 736))
+        // A word cropped tight, 40 × 16 with its margins 56 × 32: four times, not 23.
+        #expect(SceneEngine.detectorSize(width: 56, height: 32, settings) == (224, 128))
+        // A long line: its longer side held to 2,000.
+        #expect(SceneEngine.detectorSize(width: 4_000, height: 100, settings) == (2_016, 64))
+        // Never below one block of 32.
+        #expect(SceneEngine.detectorSize(width: 3, height: 2, settings) == (32, 32))
+    }
+}
