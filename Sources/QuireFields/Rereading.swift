@@ -63,7 +63,9 @@ public enum ReceiptRereading {
     /// - where no total was found, or none that the receipt's arithmetic agrees with (cash − change,
     ///   subtotal + tax), the total's amount and those of the rows that check it: the runs of number
     ///   words (``numberRuns(_:)``) on rows a money label names, or on the row below where the label
-    ///   stands alone; total, cash, change, subtotal, tax, rounding in that order.
+    ///   stands alone; total, cash, change, subtotal, tax, rounding in that order. An amount read
+    ///   surely is left out, and all of them where the total was read surely on a receipt without a
+    ///   rounding row (``Span/settlesTotal``).
     /// A total that two printed amounts agree on is not read again.
     public static func spans(_ page: OCRResult.Page, locale: String? = nil) -> [Span] {
         spans(ReceiptFields.Analysis(page, locale: locale))
