@@ -10,7 +10,7 @@ import QuireWire
 /// `-sanitize=fuzzer,address`); the unit tests replay the committed corpora through them. A check
 /// that fails stops the process (`precondition`): libFuzzer keeps the input that did it.
 public enum FuzzTargets {
-    /// The targets by name, as `FuzzTesting/Sources/Fuzz<Name>` and `FuzzTesting/Corpus/<name>` call them.
+    /// The targets by name, as `QUIRE_FUZZ_TARGET` (FuzzTesting/) and `FuzzTesting/Corpus/<name>` call them.
     public static let all: [String: @Sendable ([UInt8]) -> Void] = [
         "wire": wire, "json": json, "images": images, "gateway": gateway,
     ]
