@@ -127,13 +127,15 @@ public enum ReceiptRereading {
             let priority: [Labels.Kind: Int] = [.total: 1, .cash: 2, .change: 3, .subtotal: 4, .tax: 5, .rounding: 6]
             var ranked: [(rank: Int, row: Int, span: Span)] = []
             var totalSure = false
-            let rounds = rows.contains { Labels.kind($0.text) == .rounding }
+            // Each row's label, named once.
+            let labels = rows.map { Labels.kind($0.text) }
+            let rounds = labels.contains(.rounding)
             for (position, row) in rows.enumerated() {
-                let kinds = [Labels.kind(row.text)] + Money.segments(row).map { Labels.kind($0.text) }
+                let kinds = [labels[position]] + Money.segments(row).map { Labels.kind($0.text) }
                 guard let rank = kinds.compactMap({ priority[$0] }).min() else { continue }
                 var runs = numberRuns(row)
                 var source = row
-                if runs.isEmpty, position + 1 < rows.count, Labels.kind(rows[position + 1].text) == .none {
+                if runs.isEmpty, position + 1 < rows.count, labels[position + 1] == .none {
                     source = rows[position + 1]
                     runs = numberRuns(source)
                 }
