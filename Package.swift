@@ -136,7 +136,8 @@ let package = Package(
         .testTarget(name: "QuireStatsTests", dependencies: ["QuireStats", "QuireMonitor", "QuireSupport", "QuireWire", "QuireHTTP"]),
         .testTarget(name: "QuireTokensTests", dependencies: ["QuireTokens", "QuireJWT", "QuireWire", "QuireSupport"]),
         // The pipeline's tests: fake engines from QuireTestSupport, no C module of their own.
-        .testTarget(name: "QuireOCRTests", dependencies: ["QuireOCR", "QuireWire", "Imaging", "QuireRecognition", "QuireSupport", "QuireTestSupport"]),
+        .testTarget(name: "QuireOCRTests", dependencies: ["QuireOCR", "QuireWire", "Imaging", "QuireRecognition", "QuireSupport", "QuireTestSupport",
+                                                     "QuireBroker", "QuireClient", "QuireStack", "QuireWorker"]),
         .testTarget(name: "TesseractTests", dependencies: ["Tesseract", "Imaging", "QuireRecognition", "CTesseract", "CLeptonica", "CTesseractShim", "QuireTestSupport"]),
         .testTarget(name: "ImagingTests", dependencies: ["Imaging", "CLeptonica", "QuireTestSupport"]),
         .testTarget(name: "QuirePDFTests", dependencies: ["QuirePDF", "Imaging", "QuireRecognition"]),

@@ -18,7 +18,9 @@ import QuireWorker
 /// What a failure costs: an OCR worker killed mid-page costs that page's retry (the broker hands the
 /// page job on). A document worker killed mid-document has its document taken up again by another
 /// (a durable document job is leased; a plain request is handed on), which submits the same keys,
-/// gets the same page jobs back, finished ones included, and waits only for the rest.
+/// gets the same page jobs back, finished ones included, and waits only for the rest. The same
+/// document sent twice at once shares its page jobs the same way; the first to finish closes them, and
+/// the other submits a page gone under it again.
 ///
 /// With auth on at the broker, the page jobs need a token: `tokens` gives one (the worker's own client
 /// credentials), or nil with auth off.
@@ -114,13 +116,13 @@ public enum DocumentService {
     /// `token` is asked before each request (a long document may outlive one token).
     static func read(_ plan: Plan, client: QuireClient, token: () async throws -> String?, progress: @Sendable (Int) -> Void) async throws -> [[UInt8]] {
         let jobs = client.jobs
-        var ids: [String] = []
-        for (index, file) in plan.files.enumerated() {
+        // Submitting a page again gives the same job while it exists: same key, same job.
+        func submit(_ index: Int) async throws -> String {
             let page = plan.numbers.isEmpty ? 1 : plan.numbers[index]
             let presented = try await token()
             do {
-                ids.append(try await jobs.submit(service: OCRService.name, body: [plan.pageFrame, file],
-                                                 options: JobOptions(idempotencyKey: "\(plan.key)/\(page)"), token: presented))
+                return try await jobs.submit(service: OCRService.name, body: [plan.pageFrame, plan.files[index]],
+                                             options: JobOptions(idempotencyKey: "\(plan.key)/\(page)"), token: presented)
             } catch let refusal as Titanic.Refusal where BrokerConnection.refusesWorker(refusal.error) {
                 // The client's own token was fine: it is this worker that may not submit jobs.
                 let error = refusal.error.map { "\($0.code.rawValue): \($0.message)" } ?? refusal.statusText
@@ -128,16 +130,29 @@ public enum DocumentService {
                                 + (presented == nil ? BrokerConnection.credentialsHint : "its client needs the ocr scope"), service: DocumentService.name)
             }
         }
+        var ids: [String] = []
+        for index in plan.files.indices { ids.append(try await submit(index)) }
         progress(0)
         var replies: [Result<[UInt8], WireError>] = []
         var whole: [[UInt8]]?
-        for (index, id) in ids.enumerated() {
-            switch try await result(of: id, jobs: jobs, token: try await token()) {
-            case .success(let frames):
+        for index in ids.indices {
+            // The same document read twice at once (the same file and request, twice) shares its page jobs,
+            // and the first to finish closes them: a page gone while this one waits is submitted again.
+            var outcome = try await result(of: ids[index], jobs: jobs, token: try await token())
+            var resubmitted = 0
+            while case .gone(let error) = outcome {
+                guard resubmitted < 3 else { throw error ?? WireError(.internal, "titanic.reply for page job \(ids[index]) answered 400") }
+                resubmitted += 1
+                ids[index] = try await submit(index)
+                outcome = try await result(of: ids[index], jobs: jobs, token: try await token())
+            }
+            switch outcome {
+            case .finished(.success(let frames)):
                 replies.append(.success(frames.first ?? []))
                 whole = frames
-            case .failure(let error):
+            case .finished(.failure(let error)):
                 replies.append(.failure(error))
+            case .gone: break
             }
             progress(index + 1)
         }
@@ -158,15 +173,22 @@ public enum DocumentService {
         return try Outputs.replyFrames(merged)
     }
 
-    /// A page job's reply frames, or the error it ended with (the service's, or the job's last when it
-    /// ended without a result: the other pages still count), asked with the broker holding each ask up to 20 s.
-    static func result(of id: String, jobs: TitanicClient, token: String?) async throws -> Result<[[UInt8]], WireError> {
+    /// How a page job ended: its reply frames, or the error it ended with (the service's, or the job's
+    /// last when it ended without a result: the other pages still count); or gone (closed, expired),
+    /// with the broker's `400` error.
+    enum PageOutcome {
+        case finished(Result<[[UInt8]], WireError>)
+        case gone(WireError?)
+    }
+
+    /// A page job's outcome, asked with the broker holding each ask up to 20 s.
+    static func result(of id: String, jobs: TitanicClient, token: String?) async throws -> PageOutcome {
         while true {
             switch try await jobs.result(of: id, token: token, wait: 20_000) {
-            case .done(let frames): return .success(frames)
-            case .failed(let error), .ended(let error): return .failure(error)
+            case .done(let frames): return .finished(.success(frames))
+            case .failed(let error), .ended(let error): return .finished(.failure(error))
             case .pending: continue
-            case .unknown(let error): throw error ?? WireError(.internal, "titanic.reply for page job \(id) answered 400")
+            case .unknown(let error): return .gone(error)
             }
         }
     }
