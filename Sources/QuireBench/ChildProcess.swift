@@ -14,7 +14,7 @@ final class ChildProcess {
     private var stopped = false
 
     /// Starts `executable` with `arguments`, standard output and error going to a temporary file.
-    init(executable: String, arguments: [String]) throws {
+    init(executable: String, arguments: [String], environment extra: [String: String] = [:]) throws {
         logURL = FileManager.default.temporaryDirectory.appendingPathComponent("quire-bench-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).log")
         guard FileManager.default.createFile(atPath: logURL.path, contents: nil) else {
             throw BenchError("cannot create \(logURL.path)")
@@ -24,6 +24,7 @@ final class ChildProcess {
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["PYTHONUNBUFFERED"] = "1"
+        environment.merge(extra) { _, new in new }
         process.environment = environment
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = logHandle

@@ -394,6 +394,12 @@ final class BlockingHTTPClient {
     }
 
     func send(_ call: HTTPCall) throws -> (Int, [UInt8]) {
+        let answer = try exchange(call)
+        return (answer.status, answer.body)
+    }
+
+    /// Sends `call` and reads the whole answer: status, header fields (names in lower case) and body.
+    func exchange(_ call: HTTPCall) throws -> (status: Int, headers: [String: String], body: [UInt8]) {
         let head = "\(call.method) \(call.path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: \(call.contentType)\r\nContent-Length: \(call.body.count)\r\n\r\n"
         try write(Array(head.utf8))
         try write(call.body)
@@ -409,15 +415,16 @@ final class BlockingHTTPClient {
         let lines = text.components(separatedBy: "\r\n")
         let statusParts = lines.first?.split(separator: " ") ?? []
         guard statusParts.count >= 2, let status = Int(statusParts[1]) else { throw BenchError("bad status line: \(lines.first ?? "")") }
-        var length = 0
+        var headers: [String: String] = [:]
         for line in lines.dropFirst() {
             let parts = line.split(separator: ":", maxSplits: 1)
-            if parts.count == 2, parts[0].lowercased() == "content-length" { length = Int(parts[1].trimmingCharacters(in: .whitespaces)) ?? 0 }
+            if parts.count == 2 { headers[parts[0].lowercased()] = parts[1].trimmingCharacters(in: .whitespaces) }
         }
+        let length = headers["content-length"].flatMap { Int($0) } ?? 0
         while buffer.count < length { try fill() }
         let body = Array(buffer[0..<length])
         buffer.removeFirst(length)
-        return (status, body)
+        return (status, headers, body)
     }
 
     private func write(_ bytes: [UInt8]) throws {

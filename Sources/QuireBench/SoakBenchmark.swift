@@ -1,0 +1,608 @@
+import Foundation
+import QuireClient
+import QuireSupport
+import QuireWire
+import Synchronization
+import ZeroMQ
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `quire bench soak` runs, with every default in one place.
+public struct SoakBenchOptions: Sendable, Equatable {
+    /// How long the load runs.
+    public var minutes: Double = 60
+    /// Images, PDFs and TIFFs (files, or folders searched for them).
+    public var inputs: [String] = []
+    /// Clients sending one request at a time each, in turn over the four paths.
+    public var clients = 3
+    /// OCR worker processes (one engine each).
+    public var workers = 2
+    /// Restarts of the first worker, spread evenly over the run: the first with SIGTERM (it drains),
+    /// the next with SIGKILL (its work in hand is lost to it and must be done again), and so on.
+    public var restarts = 2
+    /// One sample of every process (RSS, open files, threads) and one row of latencies this often.
+    public var sampleSeconds: Double = 60
+    /// Growth is measured from this long after a process started; `nil`: a sixth of the run, at most 10 minutes.
+    public var warmupMinutes: Double?
+    /// The `quire` executable the processes run; `nil`: this one.
+    public var executable: String?
+    /// One request unanswered this long is lost.
+    public var requestTimeout: Milliseconds = 600_000
+
+    public init() {}
+
+    var warmupSeconds: Double { (warmupMinutes ?? min(10, minutes / 6)) * 60 }
+}
+
+/// The ways a request reaches the workers in a soak run.
+public enum SoakPath: String, Sendable, Codable, CaseIterable {
+    /// A Majordomo request to `ocr`, answered while the client waits.
+    case zeromq
+    /// A durable job (`titanic.request`; `ocr.document` for a PDF or TIFF), then its result awaited.
+    case job
+    /// The gateway's Cloud Vision `images:annotate` (base64 in JSON).
+    case cloudVision = "cloud-vision"
+    /// The gateway's Azure Read 3.2: `analyze`, then its `Operation-Location` polled (a durable job).
+    case azureRead = "azure-read"
+
+    /// The path a document (PDF, TIFF) takes instead: the synchronous paths read one page.
+    func forDocument() -> SoakPath {
+        switch self {
+        case .zeromq, .job: .job
+        case .cloudVision, .azureRead: .azureRead
+        }
+    }
+}
+
+/// The numbers of one `quire bench soak` run.
+public struct SoakBenchReport: Sendable, Codable, Equatable {
+    public var machine: MachineInfo
+    public var minutes: Double
+    public var clients: Int
+    public var workers: Int
+    public var files: Int
+    public var documents: Int
+    public var sampleSeconds: Double
+    public var warmupSeconds: Double
+    public var paths: [PathTotals]
+    public var restarts: [Restart]
+    public var intervals: [Interval]
+    public var processes: [ProcessSummary]
+    public var samples: [ProcessSample]
+    /// The first failures and wrong answers, for the reader.
+    public var problems: [String]
+
+    /// Requests without a result: failed, timed out, or a process of the stack died.
+    public var lost: Int { paths.reduce(0) { $0 + $1.failed } }
+    /// Answers whose text differs from the first answer for the same file on the same path.
+    public var wrong: Int { paths.reduce(0) { $0 + $1.wrong } }
+
+    public struct PathTotals: Sendable, Codable, Equatable {
+        public var path: String
+        public var answered: Int
+        public var wrong: Int
+        public var failed: Int
+        public var p50Milliseconds: Double
+        public var p99Milliseconds: Double
+    }
+
+    public struct Restart: Sendable, Codable, Equatable {
+        public var second: Double
+        public var role: String
+        public var signal: String
+        /// Time until the new process served (`ocr` available with it among the workers).
+        public var secondsToReplace: Double
+    }
+
+    /// Answers finished in one sampling interval.
+    public struct Interval: Sendable, Codable, Equatable {
+        /// The interval's end, in seconds from the start of the load.
+        public var second: Double
+        public var answers: Int
+        public var failed: Int
+        public var p50Milliseconds: Double
+        public var p99Milliseconds: Double
+    }
+
+    public struct ProcessSample: Sendable, Codable, Equatable {
+        public var second: Double
+        public var role: String
+        /// 1 for a role's first process, 2 after its first restart, …
+        public var instance: Int
+        public var pid: Int32
+        public var rssBytes: Int
+        public var openFiles: Int
+        public var threads: Int
+    }
+
+    /// One process's growth from the end of its warm-up to its last sample.
+    public struct ProcessSummary: Sendable, Codable, Equatable {
+        public var role: String
+        public var instance: Int
+        public var fromSecond: Double
+        public var toSecond: Double
+        public var rssWarmBytes: Int
+        public var rssEndBytes: Int
+        public var rssMaxBytes: Int
+        public var rssGrowthPercent: Double
+        public var openFilesWarm: Int
+        public var openFilesEnd: Int
+        public var threadsWarm: Int
+        public var threadsEnd: Int
+    }
+
+    public func markdown() -> String {
+        func ms(_ value: Double) -> String { value >= 10_000 ? String(format: "%.1f s", value / 1_000) : String(format: "%.0f ms", value) }
+        func mb(_ bytes: Int) -> String { String(format: "%.0f", Double(bytes) / 1_048_576) }
+        func clock(_ second: Double) -> String { String(format: "%d:%02d", Int(second) / 60, Int(second) % 60) }
+        var lines = [
+            "| soak, \(String(format: "%g", minutes)) min, \(clients) clients, \(workers) OCR workers, \(files) files (\(documents) documents) | answered | wrong | lost | p50 | p99 |",
+            "| --- | ---: | ---: | ---: | ---: | ---: |",
+        ]
+        for path in paths {
+            lines.append("| \(path.path) | \(path.answered) | \(path.wrong) | \(path.failed) | \(ms(path.p50Milliseconds)) | \(ms(path.p99Milliseconds)) |")
+        }
+        lines.append("")
+        lines.append("Restarts: " + (restarts.isEmpty ? "none" : restarts.map { "\($0.role) by \($0.signal) at \(clock($0.second)) (serving again after \(String(format: "%.1f", $0.secondsToReplace)) s)" }.joined(separator: "; ")) + ".")
+        lines.append("")
+        // One row per interval: the answers it finished and every role's last sample in it.
+        let roles = processes.map(\.role).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+        lines.append("| until | answers | lost | p50 | p99 | " + roles.map { "\($0) RSS MB" }.joined(separator: " | ") + " | open files, all | threads, all |")
+        lines.append("| ---: | ---: | ---: | ---: | ---: | " + roles.map { _ in "---:" }.joined(separator: " | ") + " | ---: | ---: |")
+        for interval in intervals {
+            let here = samples.filter { abs($0.second - interval.second) < sampleSeconds / 2 }
+            let rss = roles.map { role in here.last { $0.role == role }.map { mb($0.rssBytes) } ?? "–" }
+            lines.append("| \(clock(interval.second)) | \(interval.answers) | \(interval.failed) | \(ms(interval.p50Milliseconds)) | \(ms(interval.p99Milliseconds)) | "
+                + rss.joined(separator: " | ") + " | \(here.reduce(0) { $0 + $1.openFiles }) | \(here.reduce(0) { $0 + $1.threads }) |")
+        }
+        lines.append("")
+        lines.append("| process | from → to | RSS after warm-up → end (max), MB | growth | open files | threads |")
+        lines.append("| --- | --- | --- | ---: | --- | --- |")
+        for process in processes {
+            lines.append("| \(process.role)\(process.instance > 1 ? " #\(process.instance)" : "") | \(clock(process.fromSecond)) → \(clock(process.toSecond)) | "
+                + "\(mb(process.rssWarmBytes)) → \(mb(process.rssEndBytes)) (\(mb(process.rssMaxBytes))) | \(String(format: "%+.1f %%", process.rssGrowthPercent)) | "
+                + "\(process.openFilesWarm) → \(process.openFilesEnd) | \(process.threadsWarm) → \(process.threadsEnd) |")
+        }
+        if !problems.isEmpty {
+            lines.append("")
+            lines.append("Problems:")
+            lines += problems.map { "- " + $0 }
+        }
+        lines.append("")
+        lines.append("Warm-up: \(String(format: "%.0f", warmupSeconds)) s of each process. Machine: \(machine.summary).")
+        return lines.joined(separator: "\n")
+    }
+
+    public func json() -> String { benchJSON(self) }
+}
+
+/// `quire bench soak`: the stack as separate processes (a broker with a job store, OCR workers, the
+/// gateway), clients sending pages, photos and documents over ZeroMQ and through the gateway for
+/// minutes, the first worker restarted on the way; every process's RSS, open files and threads
+/// sampled, every answer checked against the first one for the same file on the same path.
+public final class SoakBenchmark: Sendable {
+    public let options: SoakBenchOptions
+    private let logger: Logger
+    private let progress: @Sendable (String) -> Void
+    private let children = ChildRegistry()
+
+    public init(options: SoakBenchOptions, logger: Logger, progress: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.options = options
+        self.logger = logger
+        self.progress = progress
+    }
+
+    /// For a signal handler: kills the stack's processes.
+    public func killSubprocesses() { children.killAll() }
+
+    /// The image and document files under `inputs`, sorted; folders are searched (hidden files skipped).
+    public static func files(_ inputs: [String]) throws -> [String] {
+        let kinds: Set<String> = ["png", "jpg", "jpeg", "tif", "tiff", "pdf", "webp", "bmp", "gif", "heic", "heif", "pnm", "pbm", "pgm", "ppm"]
+        var found: [String] = []
+        for input in inputs {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory) else { throw BenchError("\(input): no such file or folder") }
+            if !isDirectory.boolValue {
+                found.append(input)
+                continue
+            }
+            let walker = FileManager.default.enumerator(atPath: input)
+            var here: [String] = []
+            while let name = walker?.nextObject() as? String {
+                let path = (input as NSString).appendingPathComponent(name)
+                if name.split(separator: "/").contains(where: { $0.hasPrefix(".") }) { continue }
+                if kinds.contains((name as NSString).pathExtension.lowercased()) { here.append(path) }
+            }
+            found += here.sorted()
+        }
+        guard !found.isEmpty else { throw BenchError("no image, PDF or TIFF among \(inputs.joined(separator: " "))") }
+        return found
+    }
+
+    public func run() throws -> SoakBenchReport {
+        let paths = try Self.files(options.inputs)
+        let files = try paths.map { path -> SoakFile in
+            guard let data = FileManager.default.contents(atPath: path) else { throw BenchError("cannot read \(path)") }
+            let bytes = [UInt8](data)
+            return SoakFile(name: path, bytes: bytes, document: OCRServiceName.forJob(bytes) == OCRServiceName.document)
+        }
+        let executable = options.executable ?? ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+        let directory = NSTemporaryDirectory() + "quire-bench-soak-\(getpid())"
+        try? FileManager.default.removeItem(atPath: directory)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+
+        let brokerPort = try freeLoopbackPort()
+        let gatewayPort = try freeLoopbackPort()
+        let endpoint = "tcp://127.0.0.1:\(brokerPort)"
+        let stack = SoakStack(executable: executable, registry: children, arguments: [
+            "broker": ["broker", "--bind", endpoint, "--auth", "off", "--data", directory, "--request-timeout-ms", "\(options.requestTimeout.value)"],
+            "gateway": ["gateway", "--listen", "127.0.0.1:\(gatewayPort)", "--broker", endpoint, "--timeout-ms", "\(options.requestTimeout.value)"],
+            "worker": ["worker", "ocr", "--broker", endpoint, "--threads", "1"],
+        ])
+        defer { stack.stopAll() }
+        progress("starting a broker, \(options.workers) OCR workers and the gateway (\(executable))")
+        try stack.start("broker", as: "broker")
+        try waitUntil("the broker listens", timeout: 30_000) { loopbackPortAccepts(brokerPort) }
+        for index in 1...options.workers { try stack.start("worker", as: "worker-\(index)") }
+        try stack.start("gateway", as: "gateway")
+        try waitUntil("the gateway listens", timeout: 30_000) { loopbackPortAccepts(gatewayPort) }
+
+        let context = try Context()
+        defer { context.shutdown() }
+        // No resending: a request sent twice would hide one the stack lost.
+        let client = try QuireClient(configuration: ClientConfiguration(broker: endpoint, timeout: options.requestTimeout, retries: 0,
+                                                                         maxInFlight: options.clients * 2),
+                                     context: context)
+        defer { _ = blockingAwait { await client.close() } }
+        try waitForWorkers(client, stack: stack)
+
+        let load = SoakLoad(files: files, client: client, gatewayPort: gatewayPort, timeout: options.requestTimeout)
+        let start = Instant.now()
+        let seconds = options.minutes * 60
+        progress("\(options.clients) clients over \(files.count) files for \(String(format: "%g", options.minutes)) min; a sample every \(String(format: "%g", options.sampleSeconds)) s")
+        let threads = (0..<options.clients).map { index in
+            let thread = Thread { load.client(from: start, until: start + Milliseconds(Int64(seconds * 1_000))) }
+            thread.name = "soak-client-\(index)"
+            thread.stackSize = 1 << 20
+            return thread
+        }
+        threads.forEach { $0.start() }
+
+        var samples: [SoakBenchReport.ProcessSample] = []
+        var restarts: [SoakBenchReport.Restart] = []
+        let restartTimes = (1...max(1, options.restarts)).prefix(options.restarts).map { seconds * Double($0) / Double(options.restarts + 1) }
+        var nextSample = options.sampleSeconds
+        var nextRestart = 0
+        while true {
+            let now = Instant.now().seconds(since: start)
+            if nextRestart < restartTimes.count, now >= restartTimes[nextRestart] {
+                let signal = nextRestart % 2 == 0 ? SIGTERM : SIGKILL
+                let name = signal == SIGTERM ? "SIGTERM" : "SIGKILL"
+                progress("restarting worker-1 with \(name)")
+                let began = Instant.now()
+                try stack.restart("worker-1", signal: signal)
+                try waitForWorkers(client, stack: stack)
+                restarts.append(.init(second: now, role: "worker-1", signal: name, secondsToReplace: Instant.now().seconds(since: began)))
+                nextRestart += 1
+                continue
+            }
+            if now >= nextSample || now >= seconds {
+                let taken = stack.sample(at: now) + [SoakStack.sample(role: "bench", instance: 1, pid: getpid(), at: now)].compactMap { $0 }
+                samples += taken
+                progress(load.summary(since: nextSample - options.sampleSeconds, start: start)
+                    + " · RSS MB " + taken.map { "\($0.role) \($0.rssBytes / 1_048_576)" }.joined(separator: ", "))
+                if let dead = stack.deadRole() { load.note("\(dead) exited during the run:\n\(stack.outputTail(dead))") }
+                nextSample += options.sampleSeconds
+                if now >= seconds { break }
+                continue
+            }
+            let wake = min(nextSample, restartTimes.dropFirst(nextRestart).first ?? .infinity, seconds)
+            usleep(UInt32(max(0.01, min(1, wake - now)) * 1_000_000))
+        }
+        progress("the load stops; waiting for the requests in flight")
+        threads.forEach { thread in while !thread.isFinished { usleep(50_000) } }
+        if let dead = stack.deadRole() { load.note("\(dead) exited during the run:\n\(stack.outputTail(dead))") }
+        return load.report(start: start, options: options, samples: samples, restarts: restarts, documents: files.filter(\.document).count)
+    }
+
+    /// Waits until every worker process has an engine serving `ocr` (their count in the broker's
+    /// readiness is not public, so: the workers say `ready` in their logs) and `ocr` is available.
+    private func waitForWorkers(_ client: QuireClient, stack: SoakStack) throws {
+        try waitUntil("the OCR workers serve", timeout: 120_000) {
+            stack.workersReady() && (try? awaitBlocking("mmi.service", timeout: 5_000) { try await client.availability(of: OCRServiceName.page, timeout: 2_000) }) == .available
+        }
+    }
+
+    private func waitUntil(_ what: String, timeout: Milliseconds, _ condition: () -> Bool) throws {
+        let deadline = Instant.now() + timeout
+        while !condition() {
+            guard Instant.now() < deadline else { throw BenchError("\(what): not within \(timeout.value) ms") }
+            usleep(100_000)
+        }
+    }
+}
+
+/// One input file.
+struct SoakFile: Sendable {
+    var name: String
+    var bytes: [UInt8]
+    var document: Bool
+}
+
+/// The stack's processes by role (`broker`, `gateway`, `worker-N`), each role's restarts counted.
+final class SoakStack: @unchecked Sendable {
+    private let executable: String
+    private let registry: ChildRegistry
+    private let arguments: [String: [String]]
+    private let lock = NSLock()
+    private var running: [String: (child: ChildProcess, kind: String, instance: Int)] = [:]
+
+    init(executable: String, registry: ChildRegistry, arguments: [String: [String]]) {
+        self.executable = executable
+        self.registry = registry
+        self.arguments = arguments
+    }
+
+    func start(_ kind: String, as role: String, instance: Int = 1) throws {
+        // One engine thread per worker process, as `quire up` runs them (Tesseract's OpenMP off).
+        let child = try ChildProcess(executable: executable, arguments: (arguments[kind] ?? []) + ["--log-level", "info"],
+                                     environment: ["OMP_THREAD_LIMIT": "1"])
+        registry.add(child)
+        lock.withLock { running[role] = (child, kind, instance) }
+    }
+
+    /// Stops `role` with `signal` (SIGTERM: it drains; SIGKILL: its work in hand is lost to it), then starts it again.
+    func restart(_ role: String, signal: Int32) throws {
+        guard let old = lock.withLock({ running[role] }) else { throw BenchError("no process \(role)") }
+        kill(old.child.pid, signal)
+        guard old.child.waitForExit(timeout: 60_000) else { throw BenchError("\(role) did not exit within 60 s of \(signal == SIGKILL ? "SIGKILL" : "SIGTERM")") }
+        registry.remove(pid: old.child.pid)
+        old.child.stop(grace: 0)
+        try start(old.kind, as: role, instance: old.instance + 1)
+    }
+
+    /// Every worker process has logged that it is ready.
+    func workersReady() -> Bool {
+        lock.withLock { running.filter { $0.key.hasPrefix("worker") }.values.allSatisfy { $0.child.outputTail(lines: 200).contains("ready") } }
+    }
+
+    /// The first role whose process is no longer running.
+    func deadRole() -> String? {
+        lock.withLock { running.sorted { $0.key < $1.key }.first { !$0.value.child.isRunning }?.key }
+    }
+
+    func outputTail(_ role: String) -> String { lock.withLock { running[role]?.child.outputTail(lines: 20) ?? "" } }
+
+    func sample(at second: Double) -> [SoakBenchReport.ProcessSample] {
+        let now = lock.withLock { running.sorted { Self.order($0.key) < Self.order($1.key) } }
+        return now.compactMap { Self.sample(role: $0.key, instance: $0.value.instance, pid: $0.value.child.pid, at: second) }
+    }
+
+    private static func order(_ role: String) -> String {
+        role == "broker" ? "0" : role == "gateway" ? "1" : "2" + role
+    }
+
+    /// RSS (`/proc/PID/statm`), open files (`/proc/PID/fd`) and threads (`/proc/PID/status`) of one process.
+    static func sample(role: String, instance: Int, pid: Int32, at second: Double) -> SoakBenchReport.ProcessSample? {
+        guard let statm = try? String(contentsOfFile: "/proc/\(pid)/statm", encoding: .utf8),
+              let rss = ProcessMemory.residentBytes(statm: statm, pageSize: Int(sysconf(Int32(_SC_PAGESIZE)))),
+              let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let files = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd") else { return nil }
+        let threads = status.split(separator: "\n").first { $0.hasPrefix("Threads:") }.flatMap { Int($0.dropFirst(8).trimmingCharacters(in: .whitespaces)) } ?? 0
+        return .init(second: (second * 10).rounded() / 10, role: role, instance: instance, pid: pid, rssBytes: rss, openFiles: files.count, threads: threads)
+    }
+
+    func stopAll() {
+        let all = lock.withLock { running }
+        // The gateway and the workers first, then the broker.
+        for (_, entry) in all.sorted(by: { Self.order($0.key) > Self.order($1.key) }) {
+            entry.child.stop(grace: 10_000)
+            registry.remove(pid: entry.child.pid)
+        }
+    }
+}
+
+/// The clients' loop and every answer they got.
+final class SoakLoad: Sendable {
+    struct Answer: Sendable {
+        var second: Double
+        var path: SoakPath
+        var milliseconds: Double
+        var outcome: Outcome
+    }
+
+    enum Outcome: Sendable, Equatable {
+        case right
+        case wrong
+        case failed
+    }
+
+    let files: [SoakFile]
+    let client: QuireClient
+    let gatewayPort: Int
+    let timeout: Milliseconds
+    private let tickets = TicketCounter()
+    private let answers = Mutex<[Answer]>([])
+    /// The first answer's text for each path and file: every later answer must be the same.
+    private let references = Mutex<[String: String]>([:])
+    private let problems = Mutex<[String]>([])
+
+    init(files: [SoakFile], client: QuireClient, gatewayPort: Int, timeout: Milliseconds) {
+        self.files = files
+        self.client = client
+        self.gatewayPort = gatewayPort
+        self.timeout = timeout
+    }
+
+    func note(_ problem: String) {
+        problems.withLock { if $0.count < 20 { $0.append(problem) } }
+    }
+
+    /// One client: requests one at a time until `deadline`, each on the next path with the next file.
+    func client(from start: Instant, until deadline: Instant) {
+        var http: BlockingHTTPClient?
+        while Instant.now() < deadline {
+            let ticket = tickets.take()
+            // Path by ticket, file by round over the paths: each file goes every way in turn.
+            let file = files[(ticket / SoakPath.allCases.count) % files.count]
+            var path = SoakPath.allCases[ticket % SoakPath.allCases.count]
+            if file.document { path = path.forDocument() }
+            let began = Instant.now()
+            var outcome = Outcome.failed
+            do {
+                let text: String
+                switch path {
+                case .zeromq: text = try recognize(file)
+                case .job: text = try job(file)
+                case .cloudVision, .azureRead:
+                    if http == nil { http = try BlockingHTTPClient(port: gatewayPort, timeout: timeout) }
+                    guard let connection = http else { continue }
+                    text = path == .cloudVision ? try cloudVision(file, connection) : try azureRead(file, connection)
+                }
+                let key = path.rawValue + "|" + file.name
+                let reference = references.withLock { known in
+                    if let text = known[key] { return text }
+                    known[key] = text
+                    return text
+                }
+                outcome = reference == text ? .right : .wrong
+                if outcome == .wrong {
+                    note("\(path.rawValue) \(file.name): the text differs from the first answer (\(reference.count) → \(text.count) characters)")
+                }
+            } catch {
+                note("\(path.rawValue) \(file.name): \(error)")
+                http?.close()
+                http = nil
+            }
+            let answer = Answer(second: Instant.now().seconds(since: start), path: path,
+                                milliseconds: Instant.now().seconds(since: began) * 1_000, outcome: outcome)
+            answers.withLock { $0.append(answer) }
+        }
+        http?.close()
+    }
+
+    private func recognize(_ file: SoakFile) throws -> String {
+        let request = OCRRequest().jsonBytes()
+        let reply = try awaitBlocking("an ocr request", timeout: Milliseconds(timeout.value + 5_000)) { [client] in
+            try await client.request(service: OCRServiceName.page, body: [request, file.bytes])
+        }
+        return try Self.text(ofResult: reply.first ?? [])
+    }
+
+    private func job(_ file: SoakFile) throws -> String {
+        let request = OCRRequest().jsonBytes()
+        let service = OCRServiceName.forJob(file.bytes)
+        let reply = try awaitBlocking("a durable job", timeout: Milliseconds(timeout.value + 5_000)) { [client, timeout] () async throws -> JobReply<[[UInt8]]> in
+            let id = try await client.jobs.submit(service: service, body: [request, file.bytes])
+            let deadline = Instant.now() + timeout
+            while true {
+                let reply = try await client.jobs.result(of: id, wait: 30_000)
+                if case .pending = reply, Instant.now() < deadline { continue }
+                _ = try? await client.jobs.close(id)
+                return reply
+            }
+        }
+        switch reply {
+        case .done(let frames): return try Self.text(ofResult: frames.first ?? [])
+        case .failed(let error), .ended(let error): throw BenchError("the job failed: \(error)")
+        case .pending: throw BenchError("the job did not finish within \(timeout.value) ms")
+        case .unknown(let error): throw BenchError("the job is unknown: \(error.map { "\($0)" } ?? "")")
+        }
+    }
+
+    private func cloudVision(_ file: SoakFile, _ http: BlockingHTTPClient) throws -> String {
+        let body = #"{"requests":[{"image":{"content":""# + Data(file.bytes).base64EncodedString() + #""},"features":[{"type":"DOCUMENT_TEXT_DETECTION"}]}]}"#
+        let answer = try http.exchange(HTTPCall(method: "POST", path: "/v1/images:annotate", contentType: "application/json", body: Array(body.utf8), expect: ""))
+        guard answer.status == 200, let object = try? JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any],
+              let response = (object["responses"] as? [[String: Any]])?.first else {
+            throw BenchError("images:annotate answered \(answer.status): \(String(decoding: answer.body.prefix(300), as: UTF8.self))")
+        }
+        if let error = response["error"] { throw BenchError("images:annotate: \(error)") }
+        return ((response["fullTextAnnotation"] as? [String: Any])?["text"] as? String) ?? ""
+    }
+
+    private func azureRead(_ file: SoakFile, _ http: BlockingHTTPClient) throws -> String {
+        let posted = try http.exchange(HTTPCall(method: "POST", path: "/vision/v3.2/read/analyze", contentType: "application/octet-stream", body: file.bytes, expect: ""))
+        guard posted.status == 202, let location = posted.headers["operation-location"], let url = URL(string: location) else {
+            throw BenchError("read/analyze answered \(posted.status): \(String(decoding: posted.body.prefix(300), as: UTF8.self))")
+        }
+        let deadline = Instant.now() + timeout
+        while Instant.now() < deadline {
+            let polled = try http.exchange(HTTPCall(method: "GET", path: url.path, contentType: "application/json", body: [], expect: ""))
+            guard polled.status == 200, let object = try? JSONSerialization.jsonObject(with: Data(polled.body)) as? [String: Any],
+                  let status = object["status"] as? String else {
+                throw BenchError("analyzeResults answered \(polled.status): \(String(decoding: polled.body.prefix(300), as: UTF8.self))")
+            }
+            switch status {
+            case "succeeded":
+                let pages = ((object["analyzeResult"] as? [String: Any])?["readResults"] as? [[String: Any]]) ?? []
+                return pages.map { page in ((page["lines"] as? [[String: Any]]) ?? []).compactMap { $0["text"] as? String }.joined(separator: "\n") }
+                    .joined(separator: "\n\u{0C}\n")
+            case "failed": throw BenchError("the read operation failed: \(String(decoding: polled.body.prefix(300), as: UTF8.self))")
+            default: usleep(200_000)
+            }
+        }
+        throw BenchError("the read operation did not finish within \(timeout.value) ms")
+    }
+
+    /// The `text` of an `ocr` result (a document's too).
+    static func text(ofResult frame: [UInt8]) throws -> String {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(frame)) as? [String: Any], let text = object["text"] as? String else {
+            throw BenchError("a reply that is not an OCR result: \(String(decoding: frame.prefix(300), as: UTF8.self))")
+        }
+        return text
+    }
+
+    /// One progress line: the answers since `from` seconds.
+    func summary(since from: Double, start: Instant) -> String {
+        let all = answers.withLock { $0 }
+        let recent = all.filter { $0.second >= from }
+        let latency = LatencySummary(nanoseconds: recent.map { UInt64($0.milliseconds * 1e6) })
+        return String(format: "%d:%02d ", Int(Instant.now().seconds(since: start)) / 60, Int(Instant.now().seconds(since: start)) % 60)
+            + "\(recent.count) answers (\(all.filter { $0.outcome == .failed }.count) lost, \(all.filter { $0.outcome == .wrong }.count) wrong so far), "
+            + String(format: "p50 %.0f ms, p99 %.0f ms", latency.p50 / 1_000, latency.p99 / 1_000)
+    }
+
+    func report(start: Instant, options: SoakBenchOptions, samples: [SoakBenchReport.ProcessSample], restarts: [SoakBenchReport.Restart],
+                documents: Int) -> SoakBenchReport {
+        let all = answers.withLock { $0 }
+        let paths = SoakPath.allCases.map { path -> SoakBenchReport.PathTotals in
+            let mine = all.filter { $0.path == path }
+            let latency = LatencySummary(nanoseconds: mine.filter { $0.outcome != .failed }.map { UInt64($0.milliseconds * 1e6) })
+            return .init(path: path.rawValue, answered: mine.filter { $0.outcome != .failed }.count, wrong: mine.filter { $0.outcome == .wrong }.count,
+                         failed: mine.filter { $0.outcome == .failed }.count, p50Milliseconds: (latency.p50 / 1_000).rounded(), p99Milliseconds: (latency.p99 / 1_000).rounded())
+        }
+        let ends = Array(Set(samples.map(\.second))).sorted()
+        var intervals: [SoakBenchReport.Interval] = []
+        var from = 0.0
+        for end in ends {
+            let here = all.filter { $0.second >= from && $0.second < end + (end == ends.last ? .infinity : 0) }
+            let latency = LatencySummary(nanoseconds: here.filter { $0.outcome != .failed }.map { UInt64($0.milliseconds * 1e6) })
+            intervals.append(.init(second: end, answers: here.count, failed: here.filter { $0.outcome == .failed }.count,
+                                   p50Milliseconds: (latency.p50 / 1_000).rounded(), p99Milliseconds: (latency.p99 / 1_000).rounded()))
+            from = end
+        }
+        // Each process from the first sample past its warm-up to its last.
+        var processes: [SoakBenchReport.ProcessSummary] = []
+        var seen: [String] = []
+        for sample in samples where !seen.contains("\(sample.role)#\(sample.instance)") {
+            seen.append("\(sample.role)#\(sample.instance)")
+            let mine = samples.filter { $0.role == sample.role && $0.instance == sample.instance }
+            // A restarted process began at its restart.
+            let began = sample.instance == 1 ? 0 : restarts.filter { $0.role == sample.role }.dropFirst(sample.instance - 2).first?.second ?? mine[0].second
+            let warm = mine.first { $0.second >= began + options.warmupSeconds } ?? mine[0]
+            let end = mine[mine.count - 1]
+            let after = mine.filter { $0.second >= warm.second }
+            processes.append(.init(role: sample.role, instance: sample.instance, fromSecond: warm.second, toSecond: end.second,
+                                   rssWarmBytes: warm.rssBytes, rssEndBytes: end.rssBytes, rssMaxBytes: after.map(\.rssBytes).max() ?? end.rssBytes,
+                                   rssGrowthPercent: (Double(end.rssBytes - warm.rssBytes) / Double(max(1, warm.rssBytes)) * 1_000).rounded() / 10,
+                                   openFilesWarm: warm.openFiles, openFilesEnd: end.openFiles, threadsWarm: warm.threads, threadsEnd: end.threads))
+        }
+        return SoakBenchReport(machine: MachineInfo.current(), minutes: options.minutes, clients: options.clients, workers: options.workers,
+                               files: files.count, documents: documents, sampleSeconds: options.sampleSeconds, warmupSeconds: options.warmupSeconds,
+                               paths: paths, restarts: restarts, intervals: intervals, processes: processes, samples: samples,
+                               problems: problems.withLock { $0 })
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import QuireBench
+import QuireSupport
+
+enum BenchSoakCommand {
+    static let settings: [Setting<SoakBenchOptions>] = [
+        Setting(\.minutes, flag: "minutes", .number(0.1...10_080), help: "how long the load runs"),
+        Setting(\.clients, flag: "clients", .integer(1...64), help: "clients sending one request at a time each"),
+        Setting(\.workers, flag: "workers", .integer(1...32), help: "OCR worker processes (one engine each)"),
+        Setting(\.restarts, flag: "restarts", .integer(0...100),
+                help: "restarts of the first worker, spread over the run: SIGTERM (it drains), then SIGKILL, in turn"),
+        Setting(\.sampleSeconds, flag: "sample-s", .number(1...3_600), help: "seconds between samples of every process and rows of latencies"),
+        Setting(\.warmupMinutes, flag: "warmup-minutes", SettingValue.number(0...10_080).optional(none: "a sixth of the run, at most 10"),
+                help: "growth is measured from this long after each process started"),
+        Setting(\.requestTimeout, flag: "request-timeout-ms", .milliseconds(1_000...86_400_000), help: "a request unanswered this long is lost"),
+    ]
+
+    static let command = Command(
+        "bench soak", listing: ("bench soak FILE|DIR…", "run mixed load for minutes: lost or wrong answers, latency, memory, files, threads"),
+        usage: "quire bench soak FILE|DIR… [options]",
+        discussion: """
+            Runs the stack as separate processes of this executable on 127.0.0.1 (a broker with a job
+            store in a temporary folder and auth off, --workers OCR workers of one engine each, the
+            gateway) and --clients clients, each sending one request at a time for --minutes: the
+            images, PDFs and TIFFs given (folders are searched), in turn over four paths: a Majordomo
+            request, a durable job (ocr.document for a PDF or TIFF), Cloud Vision images:annotate and
+            Azure Read 3.2 (analyze, then its Operation-Location polled). Every answer must have the
+            text of the first answer for the same file on the same path; a request without one is
+            lost. The first worker is restarted --restarts times on the way (SIGTERM, then SIGKILL, in
+            turn). Every --sample-s seconds it samples each process's RSS, open files and threads and
+            the answers' p50/p99. Prints the tables for docs/benchmarks.md; exits 1 when an answer
+            was lost or wrong. Build with -c release before measuring.
+            """,
+        groups: [OptionGroup(settings, defaults: SoakBenchOptions()), BenchOptions.group],
+        run: run)
+
+    static func run(_ invocation: Invocation) throws -> Int32 {
+        let command = invocation.command
+        guard !invocation.positionals.isEmpty else {
+            throw UsageError(command: command, message: "missing FILE or DIR: the images, PDFs and TIFFs to send")
+        }
+        var options = try invocation.configured(SoakBenchOptions(), settings)
+        options.inputs = invocation.positionals
+        let logger = try BenchOptions.logger(invocation)
+        let quiet = try invocation.value(BenchOptions.quiet, or: false)
+        let benchmark = SoakBenchmark(options: options, logger: logger) { line in
+            if !quiet { printError("bench: " + line) }
+        }
+        // Ctrl-C must not leave the stack's processes running: kill them, then exit.
+        let signals = SignalWatcher { number in
+            benchmark.killSubprocesses()
+            printError("quire bench soak: interrupted")
+            _exit(128 + number)
+        }
+        defer { withExtendedLifetime(signals) {} }
+        let report: SoakBenchReport
+        do {
+            report = try benchmark.run()
+        } catch {
+            printError("\(command): \(error)")
+            return 1
+        }
+        printOut(try invocation.value(BenchOptions.json, or: false) ? report.json() : report.markdown())
+        if report.lost > 0 || report.wrong > 0 {
+            printError("\(command): \(report.lost) requests lost, \(report.wrong) answers wrong")
+            return 1
+        }
+        return 0
+    }
+}
