@@ -43,6 +43,10 @@ public struct OCRConfiguration: Sendable, Equatable {
     /// Pages larger than this are measured on a reduced copy of about this many pixels (the glyph
     /// heights that decide the scale need no more).
     public var textSizeProbePixels: Int = 3_000_000
+    /// A page whose neighbouring pixels correlate less than this (``Image/neighbourCorrelation(step:)``)
+    /// is random noise and is returned empty without being read; so is a page whose every pixel is
+    /// alike. Measured on the text-size probe (0: never).
+    public var maxNoiseCorrelation: Double = 0.1
     /// Scale pages for the size of their text, measured from the glyphs (not from the declared dpi,
     /// which phones and screenshots do not set and fax-like scans set wrongly).
     public var textScaling: Bool = true
@@ -237,6 +241,8 @@ public struct OCRConfiguration: Sendable, Equatable {
         Setting(\.detectOrientation, variable: "QUIRE_OCR_ORIENTATION", .onOff, help: "check quarter turns of documents that read with low confidence"),
         Setting(\.sidewaysGlyphs, variable: "QUIRE_OCR_SIDEWAYS_GLYPHS", .number(0...1.01),
                 help: "detect the orientation before reading where this share of thin glyphs lies on its side (above 1: never)"),
+        Setting(\.maxNoiseCorrelation, variable: "QUIRE_OCR_NOISE_CORRELATION", .number(0...1),
+                help: "return a page empty, unread, where neighbouring pixels correlate less than this (random noise; 0: never)"),
         Setting(\.dropNoiseWords, variable: "QUIRE_OCR_DROP_NOISE", .onOff, help: "drop the words made of rules, borders and specks"),
         Setting(\.unifyDecimals, variable: "QUIRE_OCR_DECIMALS", .onOff,
                 help: "give a page's few odd amounts (33,90 among 12.50s) the decimal separator it uses"),

@@ -55,6 +55,8 @@ extension Recognizer {
                                     policy: EnginePolicy, plan: LanguagePlan, session: inout EngineSession) throws(WireError) -> PageRead {
         var read = try read(source, number: number, request: request, mode: mode, outputs: outputs, with: session.reader(policy.first))
         read.languages = policy.first == .page ? session.pageLanguages : session.pictureLanguages
+        // A page with nothing to read is neither read in another script nor by the other engine.
+        if read.steps.contains(where: { $0.step == "blank" && $0.applied }) { return read }
         if policy.first == .page, !plan.hinted {
             read = try detectLanguage(read, source: source, number: number, request: request, mode: mode, outputs: outputs, plan: plan, session: &session)
         }
@@ -105,6 +107,15 @@ extension Recognizer {
         var steps = prepared.steps
         var prepareSeconds = Instant.now().seconds(since: t0)
         var recognizeSeconds = 0.0
+        if prepared.blank {
+            // Nothing to read (a blank page, random noise): the page, empty, with its `blank` step.
+            let size = prepared.quarterTurns % 2 == 1 ? (width: source.height, height: source.width) : (width: source.width, height: source.height)
+            let empty = RecognizedPage(width: size.width, height: size.height, blocks: [], text: "")
+            var built = ResultBuilder.page(empty, number: number, size: size, toPage: .identity, scale: 1, quarterTurns: prepared.quarterTurns,
+                                           mirrored: prepared.mirrored, deskewAngle: 0, transform: prepared.toStored)
+            built.renderings = Self.renderings(of: built, outputs)
+            return PageRead(page: built, steps: steps, prepareSeconds: prepareSeconds, recognizeSeconds: 0, engine: engine.engineName)
+        }
 
         let layout = chosen ?? layout(for: mode)
         let symbols = request.symbols ?? true

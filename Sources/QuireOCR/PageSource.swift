@@ -29,14 +29,18 @@ struct PageSource {
     /// `image` (this page's pixels, at any scale) turned upright by the page's EXIF orientation, and the
     /// map from the stored page to the upright one at the uploaded resolution.
     func upright(_ image: Image) throws(ImageError) -> (image: Image, toUpright: Affine, quarterTurns: Int, mirrored: Bool) {
-        let (turns, mirror) = EXIFOrientation.correction(for: exif)
+        let upright = uprightTransform()
         var image = image
+        if upright.quarterTurns != 0 { image = try image.rotated(quarterTurns: upright.quarterTurns) }
+        if upright.mirrored { image = try image.flippedHorizontally() }
+        return (image, upright.toUpright, upright.quarterTurns, upright.mirrored)
+    }
+
+    /// The stored pixel grid → the upright page (EXIF orientation applied), both at the uploaded size.
+    func uprightTransform() -> (toUpright: Affine, quarterTurns: Int, mirrored: Bool) {
+        let (turns, mirror) = EXIFOrientation.correction(for: exif)
         var toUpright = Affine.rotation(quarterTurns: turns, width: Double(width), height: Double(height))
-        if turns != 0 { image = try image.rotated(quarterTurns: turns) }
-        if mirror {
-            toUpright = toUpright.then(.mirror(width: Double(turns % 2 == 1 ? height : width)))
-            image = try image.flippedHorizontally()
-        }
-        return (image, toUpright, turns, mirror)
+        if mirror { toUpright = toUpright.then(.mirror(width: Double(turns % 2 == 1 ? height : width))) }
+        return (toUpright, turns, mirror)
     }
 }

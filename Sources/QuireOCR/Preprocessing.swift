@@ -37,6 +37,8 @@ extension Recognizer {
         var backgroundSpread: Int?
         /// The share of thin glyphs lying on their side (``Probe/sideways``; nil: not measured).
         var sideways: Double?
+        /// Nothing to read on the page (its `blank` step says why): it is returned empty, unread.
+        var blank = false
     }
 
     /// A page ready for the engine, and how its pixels map back.
@@ -67,6 +69,8 @@ extension Recognizer {
         var sideways: Double?
         /// The full decode, when probing had to make one (JPEG is probed from a cheap reduced decode).
         var full: Image?
+        /// Set on a page with nothing to read (every pixel alike, or random noise): the `blank` step.
+        var blank: OCRResult.Step?
     }
 
     /// Measures the page on a copy of at most ``OCRConfiguration/textSizeProbePixels`` turned upright:
@@ -93,6 +97,9 @@ extension Recognizer {
         // widths, and the text's box is wanted in upright coordinates.
         probe = try source.upright(probe).image
         let tones = try probe.tones()
+        // Nothing to read: no glyph search (on noise it finds a component at every pixel), no reading.
+        // Blank is judged in colour where the full decode was made (text in colours of one grey).
+        if let blank = try blankStep(probe, colour: full) { return Probe(tones: tones, full: full, blank: blank) }
         let (glyphs, standing, lying) = try probe.glyphs()
         let heights = glyphs.map(\.height).sorted()
         let sideways = standing + lying >= 20 ? Double(lying) / Double(standing + lying) : nil
@@ -104,6 +111,23 @@ extension Recognizer {
         }
         return Probe(glyphHeight: median * uploadedPerProbe, textBox: text,
                      tones: tones, sideways: sideways, full: full)
+    }
+
+    /// The `blank` step for a probe with nothing to read: every pixel alike (`range` 0; in `colour`, the
+    /// full decode, when there is one), or pixels as
+    /// unrelated to their neighbours as random noise (`neighbourCorrelation` below `maxCorrelation`).
+    /// nil for anything else.
+    func blankStep(_ probe: Image, colour: Image?) throws(ImageError) -> OCRResult.Step? {
+        let started = Instant.now()
+        if try (colour ?? probe).isUniform(tolerance: 0) {
+            return .init(step: "blank", applied: true, parameters: ["range": 0, "ms": started.millisecondsSince])
+        }
+        guard configuration.maxNoiseCorrelation > 0, let correlation = try probe.neighbourCorrelation(),
+              correlation < configuration.maxNoiseCorrelation else { return nil }
+        return .init(step: "blank", applied: true, parameters: [
+            "neighbourCorrelation": (correlation * 1_000).rounded() / 1_000, "maxCorrelation": configuration.maxNoiseCorrelation,
+            "ms": started.millisecondsSince,
+        ])
     }
 
     /// The factor that brings glyphs of `height` uploaded pixels to the size Tesseract reads best.
@@ -153,6 +177,17 @@ extension Recognizer {
             if configuration.textScaling || configuration.cropToText || configuration.darkenInk {
                 let started = Instant.now()
                 let measured = try probe(source)
+                if let blank = measured.blank {
+                    // Nothing to read: the page as uploaded, upright, and no other step.
+                    let upright = source.uprightTransform()
+                    let image: Image
+                    if let full = measured.full { image = full } else { image = try source.decode(8) }
+                    var prepared = Prepared(image: try source.upright(image).image, scale: 1,
+                                            quarterTurns: upright.quarterTurns, mirrored: upright.mirrored, toStored: upright.toUpright.inverse,
+                                            steps: [blank])
+                    prepared.blank = true
+                    return prepared
+                }
                 decoded = measured.full
                 textBox = measured.textBox
                 if mode == .document && configuration.darkenInk { tones = measured.tones }

@@ -9,6 +9,35 @@ public enum TestImages {
     /// filling the box `text` (fractions of the page: x, y, width, height), rows 1.8 glyphs apart.
     public static func page(width: Int, height: Int, glyphHeight: Int, text: (x: Double, y: Double, width: Double, height: Double) = (0.1, 0.1, 0.8, 0.8),
                             resolution: Int = 300) throws -> [UInt8] {
+        let pixels = pagePixels(width: width, height: height, glyphHeight: glyphHeight, text: text)
+        return try png(pixels, width: width, height: height, resolution: resolution)
+    }
+
+    /// A PNG of random grey noise: each pixel's level is `page`'s (white without one: 4-byte pixels as
+    /// ``pagePixels``) moved by up to `amplitude` either way, from a fixed seed.
+    public static func noise(width: Int, height: Int, amplitude: Int = 255, page: [UInt8]? = nil, seed: UInt64 = 1) throws -> [UInt8] {
+        var pixels = page ?? [UInt8](repeating: 255, count: width * height * 4)
+        var state = seed
+        for p in stride(from: 0, to: pixels.count, by: 4) {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407  // PCG's LCG step
+            let shift = Int((state >> 33) % UInt64(2 * amplitude + 1)) - amplitude
+            let level = UInt8(clamping: Int(pixels[p]) + shift)
+            pixels[p] = level; pixels[p + 1] = level; pixels[p + 2] = level
+        }
+        return try png(pixels, width: width, height: height, resolution: 300)
+    }
+
+    private static func png(_ pixels: [UInt8], width: Int, height: Int, resolution: Int) throws -> [UInt8] {
+        let image = try pixels.withUnsafeBytes { raw in
+            try Image.bgrx(raw.baseAddress!, width: width, height: height, stride: width * 4, resolution: resolution)
+        }
+        return try image.png()
+    }
+
+    /// ``page(width:height:glyphHeight:text:resolution:)``'s pixels: rows of 4 bytes a pixel (blue,
+    /// green, red, unused).
+    public static func pagePixels(width: Int, height: Int, glyphHeight: Int,
+                                  text: (x: Double, y: Double, width: Double, height: Double) = (0.1, 0.1, 0.8, 0.8)) -> [UInt8] {
         let stride = width * 4
         var pixels = [UInt8](repeating: 255, count: stride * height)
         let glyphWidth = max(1, glyphHeight * 6 / 10), pitch = glyphWidth + max(1, glyphWidth / 3)
@@ -29,10 +58,7 @@ public enum TestImages {
             }
             y += glyphHeight * 18 / 10
         }
-        let image = try pixels.withUnsafeBytes { raw in
-            try Image.bgrx(raw.baseAddress!, width: width, height: height, stride: stride, resolution: resolution)
-        }
-        return try image.png()
+        return pixels
     }
 }
 

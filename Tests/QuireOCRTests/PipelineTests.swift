@@ -45,6 +45,31 @@ import Testing
         #expect(engines.asked.first?.languages == ["eng"])
     }
 
+    @Test("random noise and a blank page come back empty with their blank step, no engine asked, whatever the engine choice")
+    func nothingToRead() throws {
+        for (image, parameter) in [(try TestImages.noise(width: 900, height: 700), "neighbourCorrelation"),
+                                   (try TestImages.noise(width: 900, height: 700, amplitude: 0), "range")] {
+            let page = FakeRecognizer("fake-page 1", words: Self.words), picture = FakeRecognizer("fake-picture 1", words: Self.words)
+            let engines = FakeEngines(page: page, picture: picture)
+            var configuration = OCRConfiguration()
+            configuration.defaultEngine = .auto
+            // Without a language: no script detection either.
+            let result = try Recognizer(configuration: configuration, engines: engines).recognize(OCRRequest(engine: .auto), image: image).result
+            #expect(page.shown.isEmpty && picture.shown.isEmpty)
+            #expect(engines.asked.map(\.role) == [.page])
+            #expect(result.pages.count == 1 && result.pages[0].blocks.isEmpty && result.text.isEmpty)
+            #expect(result.pages[0].width == 900 && result.pages[0].height == 700)
+            let step = try #require(result.metadata.steps.first)
+            #expect(step.step == "blank" && step.applied && step.parameters[parameter] != nil)
+            #expect(result.metadata.steps.count == 1)
+        }
+        // A page of text under noise is read.
+        let noisy = try TestImages.noise(width: 800, height: 400, amplitude: 80, page: TestImages.pagePixels(width: 800, height: 400, glyphHeight: 10))
+        let page = FakeRecognizer("fake-page 1", words: Self.words)
+        let result = try Recognizer(configuration: OCRConfiguration(), engines: FakeEngines(page: page)).recognize(OCRRequest(languages: ["eng"]), image: noisy).result
+        #expect(page.shown.count == 1 && !result.metadata.steps.contains { $0.step == "blank" })
+    }
+
     @Test func autoKeepsAConfidentPageReadingWithoutAskingForPictures() throws {
         let engines = FakeEngines(page: FakeRecognizer("fake-page 1", words: Self.words), picture: FakeRecognizer("fake-picture 1", words: Self.words))
         let recognition = try read(engines, OCRRequest(languages: ["eng"], engine: .auto))
