@@ -222,4 +222,24 @@ import Testing
         _ = a
         #expect(rig.advance(150).last == .arm(start + 1_000))
     }
+
+    @Test("the waiting queue lets go of each request it hands out, at once (a client sends images)")
+    func queueHoldsOnlyWaitingRequests() {
+        var queue = RequestQueue()
+        func request(_ id: Int) -> ClientMachine.Request {
+            ClientMachine.Request(id: UInt64(id), service: "ocr", body: [[UInt8](repeating: UInt8(id % 256), count: 1_000)], timeout: 1_000, retries: 0)
+        }
+        for id in 1...3 { queue.append(request(id)) }
+        #expect(queue.popFirst()?.id == 1 && queue.popFirst()?.id == 2)
+        #expect(queue.count == 1 && queue.held == 1 && queue.first?.id == 3)
+        // A gateway's steady state: one in, one out, thousands of times; nothing taken out is kept.
+        for id in 4...5_000 {
+            queue.append(request(id))
+            _ = queue.popFirst()
+            #expect(queue.held == 1)
+        }
+        #expect(queue.remove(5_000) && queue.count == 0 && queue.held == 0)
+        queue.append(request(1))
+        #expect(queue.removeAll().map(\.id) == [1] && queue.held == 0)
+    }
 }
