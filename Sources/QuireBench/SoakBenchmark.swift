@@ -16,6 +16,8 @@ public struct SoakBenchOptions: Sendable, Equatable {
     public var inputs: [String] = []
     /// Clients sending one request at a time each, in turn over the four paths.
     public var clients = 3
+    /// The paths the requests take, in turn.
+    public var paths: [SoakPath] = SoakPath.allCases
     /// OCR worker processes (one engine each).
     public var workers = 2
     /// Restarts of the first worker, spread evenly over the run: the first with SIGTERM (it drains),
@@ -258,7 +260,7 @@ public final class SoakBenchmark: Sendable {
         defer { _ = blockingAwait { await client.close() } }
         try waitForWorkers(client, stack: stack)
 
-        let load = SoakLoad(files: files, client: client, gatewayPort: gatewayPort, timeout: options.requestTimeout)
+        let load = SoakLoad(files: files, paths: options.paths, client: client, gatewayPort: gatewayPort, timeout: options.requestTimeout)
         let start = Instant.now()
         let seconds = options.minutes * 60
         progress("\(options.clients) clients over \(files.count) files for \(String(format: "%g", options.minutes)) min; a sample every \(String(format: "%g", options.sampleSeconds)) s")
@@ -420,6 +422,7 @@ final class SoakLoad: Sendable {
     }
 
     let files: [SoakFile]
+    let paths: [SoakPath]
     let client: QuireClient
     let gatewayPort: Int
     let timeout: Milliseconds
@@ -429,8 +432,9 @@ final class SoakLoad: Sendable {
     private let references = Mutex<[String: String]>([:])
     private let problems = Mutex<[String]>([])
 
-    init(files: [SoakFile], client: QuireClient, gatewayPort: Int, timeout: Milliseconds) {
+    init(files: [SoakFile], paths: [SoakPath], client: QuireClient, gatewayPort: Int, timeout: Milliseconds) {
         self.files = files
+        self.paths = paths
         self.client = client
         self.gatewayPort = gatewayPort
         self.timeout = timeout
@@ -446,8 +450,8 @@ final class SoakLoad: Sendable {
         while Instant.now() < deadline {
             let ticket = tickets.take()
             // Path by ticket, file by round over the paths: each file goes every way in turn.
-            let file = files[(ticket / SoakPath.allCases.count) % files.count]
-            var path = SoakPath.allCases[ticket % SoakPath.allCases.count]
+            let file = files[(ticket / paths.count) % files.count]
+            var path = paths[ticket % paths.count]
             if file.document { path = path.forDocument() }
             let began = Instant.now()
             var outcome = Outcome.failed
@@ -568,7 +572,7 @@ final class SoakLoad: Sendable {
     func report(start: Instant, options: SoakBenchOptions, samples: [SoakBenchReport.ProcessSample], restarts: [SoakBenchReport.Restart],
                 documents: Int) -> SoakBenchReport {
         let all = answers.withLock { $0 }
-        let paths = SoakPath.allCases.map { path -> SoakBenchReport.PathTotals in
+        let paths = self.paths.map { path -> SoakBenchReport.PathTotals in
             let mine = all.filter { $0.path == path }
             let latency = LatencySummary(nanoseconds: mine.filter { $0.outcome != .failed }.map { UInt64($0.milliseconds * 1e6) })
             return .init(path: path.rawValue, answered: mine.filter { $0.outcome != .failed }.count, wrong: mine.filter { $0.outcome == .wrong }.count,

@@ -19,9 +19,9 @@ enum BenchOptions {
     /// `quire bench` with no benchmark named, or an unknown one.
     static func missing(_ positionals: [String]) throws -> Int32 {
         guard let target = positionals.first else {
-            throw UsageError(command: "quire bench", message: "missing what to measure (broker, ocr, documents, fields, jobs, tokens, gateway, soak)")
+            throw UsageError(command: "quire bench", message: "missing what to measure (broker, ocr, documents, fields, jobs, tokens, gateway, soak, hostile)")
         }
-        throw UsageError(command: "quire bench", message: "unknown benchmark '\(target)' (broker, ocr, documents, fields, jobs, tokens, gateway, soak)")
+        throw UsageError(command: "quire bench", message: "unknown benchmark '\(target)' (broker, ocr, documents, fields, jobs, tokens, gateway, soak, hostile)")
     }
 }
 

@@ -6,6 +6,14 @@ enum BenchSoakCommand {
     static let settings: [Setting<SoakBenchOptions>] = [
         Setting(\.minutes, flag: "minutes", .number(0.1...10_080), help: "how long the load runs"),
         Setting(\.clients, flag: "clients", .integer(1...64), help: "clients sending one request at a time each"),
+        Setting(\.paths, flag: "paths", SettingValue<[SoakPath]>(
+                    placeholder: "P,…", expectation: "paths separated by ','",
+                    parse: { text in
+                        let paths = text.split(separator: ",").map { SoakPath(rawValue: String($0)) }
+                        return paths.isEmpty || paths.contains(nil) ? nil : paths.compactMap { $0 }
+                    },
+                    format: { $0.map(\.rawValue).joined(separator: ",") }),
+                help: "the paths the requests take in turn: " + SoakPath.allCases.map(\.rawValue).joined(separator: ", ")),
         Setting(\.workers, flag: "workers", .integer(1...32), help: "OCR worker processes (one engine each)"),
         Setting(\.restarts, flag: "restarts", .integer(0...100),
                 help: "restarts of the first worker, spread over the run: SIGTERM (it drains), then SIGKILL, in turn"),
@@ -66,5 +74,56 @@ enum BenchSoakCommand {
             return 1
         }
         return 0
+    }
+}
+
+enum BenchHostileCommand {
+    static let settings: [Setting<HostileBenchOptions>] = [
+        Setting(\.passes, flag: "passes", .integer(1...1_000), help: "times every hostile file is sent"),
+        Setting(\.threads, flag: "threads", .integer(1...64), help: "engines (threads) in the one OCR worker process"),
+        Setting(\.requestTimeout, flag: "request-timeout-ms", .milliseconds(1_000...3_600_000), help: "a request unanswered this long fails the run"),
+    ]
+
+    static let command = Command(
+        "bench hostile", listing: ("bench hostile DIR", "measure hostile input: how each file is answered, how fast, and the worker's RSS"),
+        usage: "quire bench hostile DIR [options]",
+        discussion: """
+            DIR is what scripts/hostile-images makes: valid/ (one page in six formats) and hostile/
+            (cut, corrupted, lying and odd files, noise, a TIFF of 300 pages, random bytes). Runs a
+            broker and one OCR worker process of --threads engines on 127.0.0.1, warms both engines
+            of every thread on the valid renderings, then sends every hostile file once a pass, one
+            at a time: how each is answered (a result, or the typed error's code), the slowest
+            answers and the steps that explain them, and the worker's RSS after the warm-up and
+            after each pass. Build with -c release before measuring.
+            """,
+        groups: [OptionGroup(settings, defaults: HostileBenchOptions()), BenchOptions.group],
+        run: run)
+
+    static func run(_ invocation: Invocation) throws -> Int32 {
+        let command = invocation.command
+        guard invocation.positionals.count == 1 else {
+            throw UsageError(command: command, message: invocation.positionals.isEmpty ? "missing DIR (scripts/hostile-images makes one)"
+                                                                                      : "unexpected argument '\(invocation.positionals[1])'")
+        }
+        var options = try invocation.configured(HostileBenchOptions(), settings)
+        options.directory = invocation.positionals[0]
+        let quiet = try invocation.value(BenchOptions.quiet, or: false)
+        let benchmark = HostileBenchmark(options: options) { line in
+            if !quiet { printError("bench: " + line) }
+        }
+        let signals = SignalWatcher { number in
+            benchmark.killSubprocesses()
+            printError("quire bench hostile: interrupted")
+            _exit(128 + number)
+        }
+        defer { withExtendedLifetime(signals) {} }
+        do {
+            let report = try benchmark.run()
+            printOut(try invocation.value(BenchOptions.json, or: false) ? report.json() : report.markdown())
+            return 0
+        } catch {
+            printError("\(command): \(error)")
+            return 1
+        }
     }
 }

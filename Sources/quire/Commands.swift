@@ -8,7 +8,7 @@ enum Commands {
     static let all: [Command] = [
         BrokerCommand.command, UpCommand.command, WorkerCommand.command, RecognizeCommand.command, JobCommands.submit, JobCommands.result,
         JobCommands.status, JobCommands.cancel, JobCommands.close, CallCommand.command, TokenCommand.command, ClientsCommand.command,
-        KeysCommand.command, BenchCommand.command, BenchTokensCommand.command, BenchOCRCommand.command, BenchDocumentsCommand.command, BenchFieldsCommand.command, BenchJobsCommand.command, BenchGatewayCommand.command, BenchSoakCommand.command,
+        KeysCommand.command, BenchCommand.command, BenchTokensCommand.command, BenchOCRCommand.command, BenchDocumentsCommand.command, BenchFieldsCommand.command, BenchJobsCommand.command, BenchGatewayCommand.command, BenchSoakCommand.command, BenchHostileCommand.command,
         StatsCommand.command, ExporterCommand.command, GatewayCommand.command,
     ]
 

@@ -1,0 +1,51 @@
+"""`quire bench soak` for a minute, as CI runs it (docs/benchmarks.md has the hour): the stack as separate
+processes, pages and a PDF over the four paths, the first worker restarted with SIGTERM and then SIGKILL.
+Nothing may be lost or answered differently, and every process must have been sampled.
+
+The pages are rendered here (real words, DejaVu via Pillow), the PDF is made of them.
+Needs: PyPI pillow.
+"""
+
+import json
+import signal
+import subprocess
+
+import pytest
+
+import ocr_images as oi
+from conftest import QUIRE_BIN
+from test_ocr import _env
+from test_pdf_input import scanned
+
+PARAGRAPH = ["Durable jobs survive a worker that", "is stopped or killed while it reads,",
+             "and every answer is the same text", "as the first one for the same file."]
+
+
+@pytest.mark.timeout_s(400)
+def test_a_minute_of_mixed_load_loses_nothing_and_samples_every_process(tmp_path):
+    page = oi.render_lines(PARAGRAPH, "serif", 34)
+    photo = oi.render_lines(["OPEN", "7 DAYS"], "sans", 72)
+    (tmp_path / "page.png").write_bytes(oi.png(page.image))
+    (tmp_path / "sign.jpg").write_bytes(oi.jpeg(photo.image))
+    (tmp_path / "two-pages.pdf").write_bytes(scanned([page, oi.render_lines(PARAGRAPH[::-1], "sans", 34)], dpi=150))
+    bench = subprocess.Popen([QUIRE_BIN, "bench", "soak", "--minutes", "1", "--sample-s", "10", "--clients", "2", "--json", "--quiet",
+                              str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
+    try:
+        out, err = bench.communicate(timeout=360)
+    finally:
+        if bench.poll() is None:
+            # SIGINT, not SIGKILL: the benchmark stops the stack's processes on its way out.
+            bench.send_signal(signal.SIGINT)
+            bench.communicate(timeout=30)
+    assert bench.returncode == 0, err.decode()[-3000:]
+    report = json.loads(out)
+    paths = {row["path"]: row for row in report["paths"]}
+    assert set(paths) == {"zeromq", "job", "cloud-vision", "azure-read"}
+    for name, row in paths.items():
+        assert row["answered"] > 0 and row["wrong"] == 0 and row["failed"] == 0, (name, row, report["problems"])
+    assert report["files"] == 3 and report["documents"] == 1
+    assert [(r["role"], r["signal"]) for r in report["restarts"]] == [("worker-1", "SIGTERM"), ("worker-1", "SIGKILL")]
+    sampled = {(s["role"], s["instance"]) for s in report["samples"]}
+    assert {("broker", 1), ("gateway", 1), ("worker-1", 1), ("worker-1", 2), ("worker-1", 3), ("worker-2", 1), ("bench", 1)} <= sampled
+    assert all(s["rss_bytes"] > 0 and s["open_files"] > 0 and s["threads"] > 0 for s in report["samples"])
+    assert sum(i["answers"] for i in report["intervals"]) == sum(row["answered"] + row["failed"] for row in paths.values())
