@@ -61,6 +61,15 @@ public struct JobsBenchReport: Sendable, Codable, Equatable {
     public var resultP90Microseconds: Double
     public var resultP99Microseconds: Double
     public var storeBytes: Int64
+    /// CPU milliseconds per durable submission during the throughput run, from /proc: the brokers'
+    /// threads (loop, store, their ZeroMQ I/O), the client's (its loop and ZeroMQ I/O), and
+    /// PostgreSQL's server processes (every `postgres` process on the machine).
+    public var brokerCPUMillisecondsPerJob: Double
+    public var clientCPUMillisecondsPerJob: Double
+    public var postgresCPUMillisecondsPerJob: Double?
+    /// Transactions committed and WAL written per submission (`pg_stat_database`, `pg_stat_wal`).
+    public var postgresCommitsPerJob: Double?
+    public var postgresWALBytesPerJob: Double?
 
     public func markdown() -> String {
         func f(_ value: Double) -> String { String(format: "%.0f", value) }
@@ -71,6 +80,8 @@ public struct JobsBenchReport: Sendable, Codable, Equatable {
             | one submit at low load, p50 / p99 | \(f(submitP50Microseconds)) µs / \(f(submitP99Microseconds)) µs |
             | submit → result at low load, \(workers) echo workers\(brokers > 1 ? " per broker" : ""), p50 / p90 / p99 (\(latencyJobs) jobs) | \(f(resultP50Microseconds)) µs / \(f(resultP90Microseconds)) µs / \(f(resultP99Microseconds)) µs |
             | store size afterwards | \(storeBytes / 1_000_000) MB |
+            | CPU per submission: brokers / client\(postgresCPUMillisecondsPerJob == nil ? "" : " / PostgreSQL") | \(String(format: "%.3f", brokerCPUMillisecondsPerJob)) ms / \(String(format: "%.3f", clientCPUMillisecondsPerJob)) ms\(postgresCPUMillisecondsPerJob.map { String(format: " / %.3f ms", $0) } ?? "") |
+            \(postgresCommitsPerJob.map { commits in String(format: "| PostgreSQL per submission: commits / WAL | %.3f / %.0f bytes |\n", commits, postgresWALBytesPerJob ?? 0) } ?? "")
 
             Machine: \(machine.summary).
             """
@@ -149,6 +160,9 @@ public final class JobsBenchmark: Sendable {
         let inFlight = options.inFlight
 
         progress("\(submits) durable submissions of \(options.payloadBytes) bytes, \(inFlight) in flight")
+        let threadsBefore = CPUTime.threads()
+        let postgresBefore = scratch == nil ? [:] : CPUTime.processes(named: "postgres")
+        let countersBefore = scratch?.statistics()
         let (completed, seconds) = try awaitBlocking("the submission run", timeout: options.phaseTimeout) {
             let tickets = TicketCounter()
             let answered = TicketCounter()
@@ -168,6 +182,13 @@ public final class JobsBenchmark: Sendable {
             return (answered.count, max(Instant.now().seconds(since: start), 1e-9))
         }
 
+        let threadsAfter = CPUTime.threads()
+        let postgresAfter = scratch == nil ? [:] : CPUTime.processes(named: "postgres")
+        // PostgreSQL's backends report their counters when idle, within a second.
+        if scratch != nil { usleep(1_200_000) }
+        let countersAfter = scratch?.statistics()
+        let cpu = Self.cpuPerJob(before: threadsBefore, after: threadsAfter, jobs: completed)
+        let counters = countersBefore.flatMap { before in countersAfter.map { (commits: $0.commits - before.commits, walBytes: $0.walBytes - before.walBytes) } }
         progress("\(options.latencyJobs) jobs one at a time: submit, then wait for the result")
         let latencyClients = try stacks.map { stack in
             try QuireClient(configuration: ClientConfiguration(broker: stack.endpoint, timeout: 30_000, retries: 0, maxInFlight: 1),
@@ -215,7 +236,30 @@ public final class JobsBenchmark: Sendable {
             megabytesPerSecond: Double(completed * options.payloadBytes) / seconds / 1e6,
             submitP50Microseconds: submitLatency.p50.rounded(), submitP99Microseconds: submitLatency.p99.rounded(),
             latencyJobs: resultSamples.count, resultP50Microseconds: resultLatency.p50.rounded(),
-            resultP90Microseconds: resultLatency.p90.rounded(), resultP99Microseconds: resultLatency.p99.rounded(), storeBytes: storeBytes)
+            resultP90Microseconds: resultLatency.p90.rounded(), resultP99Microseconds: resultLatency.p99.rounded(), storeBytes: storeBytes,
+            brokerCPUMillisecondsPerJob: cpu.broker, clientCPUMillisecondsPerJob: cpu.client,
+            postgresCPUMillisecondsPerJob: scratch == nil ? nil : Self.rounded(CPUTime.spent(postgresBefore, postgresAfter) * 1_000 / Double(max(1, completed))),
+            postgresCommitsPerJob: counters.map { Self.rounded(Double($0.commits) / Double(max(1, completed))) },
+            postgresWALBytesPerJob: counters.map { (Double($0.walBytes) / Double(max(1, completed))).rounded() })
+    }
+
+    private static func rounded(_ value: Double) -> Double { (value * 1_000).rounded() / 1_000 }
+
+    /// CPU milliseconds per job of the brokers' threads (their loops, job stores, and the ZeroMQ I/O
+    /// threads of their contexts, named with ``Stack/brokerThreadNamePrefix``) and of the clients'
+    /// (their executors and the client context's I/O); the echo workers' are neither.
+    static func cpuPerJob(before: [Int: (name: String, seconds: Double)], after: [Int: (name: String, seconds: Double)], jobs: Int)
+        -> (broker: Double, client: Double) {
+        let brokerIO = "\(Stack.brokerThreadNamePrefix)/ZMQbg"
+        func group(_ member: (String) -> Bool) -> Double {
+            let was = before.filter { member($0.value.name) }.mapValues(\.seconds)
+            let now = after.filter { member($0.value.name) }.mapValues(\.seconds)
+            return rounded(CPUTime.spent(was, now) * 1_000 / Double(max(1, jobs)))
+        }
+        let broker = group { $0.hasPrefix("quire-broker") || $0.hasPrefix("quire-job-store") || $0.hasPrefix("quire-checkpoint")
+                             || $0.hasPrefix("quire-store-lis") || $0.hasPrefix(brokerIO) }
+        let client = group { $0.hasPrefix("quire-client") || $0.hasPrefix("ZMQbg") }
+        return (broker, client)
     }
 
     /// One durable job of `payload` for `service`: its id; a refusal ends the run.

@@ -50,8 +50,12 @@ public final class Stack: Sendable {
     /// Starts the broker on a thread of its own and waits until it is bound; then the workers, each on
     /// its own thread, connected to the bound endpoint. Throws ``StackError`` when the broker fails or
     /// does not bind in time; whatever was started is stopped again first.
+    /// The number before the broker's ZeroMQ threads' names (`ZMQbg/IO/0`), to tell them from the
+    /// workers' and clients' in one process.
+    public static let brokerThreadNamePrefix: Int32 = 1
+
     public static func start(_ configuration: StackConfiguration, logger: Logger) throws -> Stack {
-        let brokerContext = try Context()
+        let brokerContext = try Context(threadNamePrefix: brokerThreadNamePrefix)
         var contexts = [brokerContext]
         let broker: Broker
         do {

@@ -422,6 +422,14 @@ public final class PostgresScratchSchema {
         return (try? admin.query(sql, [.text(name)]).int(0, 0)) ?? 0
     }
 
+    /// The database's committed transactions and the server's WAL bytes written so far
+    /// (`pg_stat_database`, `pg_stat_wal`); nil where they cannot be read.
+    public func statistics() -> (commits: Int64, walBytes: Int64)? {
+        guard let commits = try? admin.query("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()").int(0, 0),
+              let wal = try? admin.query("SELECT wal_bytes::bigint FROM pg_stat_wal").int(0, 0) else { return nil }
+        return (commits, wal)
+    }
+
     /// Runs SQL as the schema's creator, on a connection of its own.
     func execute(_ sql: String) throws(PostgresError) { try admin.execute(sql) }
 
