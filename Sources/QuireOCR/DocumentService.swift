@@ -138,21 +138,23 @@ public enum DocumentService {
         for index in ids.indices {
             // The same document read twice at once (the same file and request, twice) shares its page jobs,
             // and the first to finish closes them: a page gone while this one waits is submitted again.
-            var outcome = try await result(of: ids[index], jobs: jobs, token: try await token())
+            var finished: Result<[[UInt8]], WireError>?
             var resubmitted = 0
-            while case .gone(let error) = outcome {
-                guard resubmitted < 3 else { throw error ?? WireError(.internal, "titanic.reply for page job \(ids[index]) answered 400") }
-                resubmitted += 1
-                ids[index] = try await submit(index)
-                outcome = try await result(of: ids[index], jobs: jobs, token: try await token())
+            while finished == nil {
+                switch try await result(of: ids[index], jobs: jobs, token: try await token()) {
+                case .finished(let outcome): finished = outcome
+                case .gone(let error):
+                    guard resubmitted < 3 else { throw error ?? WireError(.internal, "titanic.reply for page job \(ids[index]) answered 400") }
+                    resubmitted += 1
+                    ids[index] = try await submit(index)
+                }
             }
-            switch outcome {
-            case .finished(.success(let frames)):
+            switch finished ?? .failure(WireError(.internal, "page job \(ids[index]) ended without an outcome")) {
+            case .success(let frames):
                 replies.append(.success(frames.first ?? []))
                 whole = frames
-            case .finished(.failure(let error)):
+            case .failure(let error):
                 replies.append(.failure(error))
-            case .gone: break
             }
             progress(index + 1)
         }

@@ -113,10 +113,9 @@ extension Recognizer {
                      tones: tones, sideways: sideways, full: full)
     }
 
-    /// The `blank` step for a probe with nothing to read: every pixel alike (`range` 0; in `colour`, the
-    /// full decode, when there is one), or pixels as
-    /// unrelated to their neighbours as random noise (`neighbourCorrelation` below `maxCorrelation`).
-    /// nil for anything else.
+    /// The `blank` step for a probe with nothing to read: every pixel alike (`range` 0; judged on
+    /// `colour`, the full decode, when there is one), or pixels as unrelated to their neighbours as
+    /// random noise (`neighbourCorrelation` below `maxCorrelation`). nil for anything else.
     func blankStep(_ probe: Image, colour: Image?) throws(ImageError) -> OCRResult.Step? {
         let started = Instant.now()
         if try (colour ?? probe).isUniform(tolerance: 0) {
