@@ -65,6 +65,11 @@ public struct JobsBenchReport: Sendable, Codable, Equatable {
     /// threads (loop, store, their ZeroMQ I/O), the client's (its loop and ZeroMQ I/O), and
     /// PostgreSQL's server processes (every `postgres` process on the machine).
     public var brokerCPUMillisecondsPerJob: Double
+    /// The brokers' share by thread: the Majordomo loop, the job store's thread, ZeroMQ's I/O thread.
+    /// One broker's rate is bounded by the busiest of the three (each is one thread).
+    public var brokerLoopCPUMillisecondsPerJob: Double
+    public var brokerStoreCPUMillisecondsPerJob: Double
+    public var brokerIOCPUMillisecondsPerJob: Double
     public var clientCPUMillisecondsPerJob: Double
     public var postgresCPUMillisecondsPerJob: Double?
     /// Transactions committed and WAL written per submission (`pg_stat_database`, `pg_stat_wal`).
@@ -80,6 +85,7 @@ public struct JobsBenchReport: Sendable, Codable, Equatable {
             | one submit at low load, p50 / p99 | \(f(submitP50Microseconds)) µs / \(f(submitP99Microseconds)) µs |
             | submit → result at low load, \(workers) echo workers\(brokers > 1 ? " per broker" : ""), p50 / p90 / p99 (\(latencyJobs) jobs) | \(f(resultP50Microseconds)) µs / \(f(resultP90Microseconds)) µs / \(f(resultP99Microseconds)) µs |
             | store size afterwards | \(storeBytes / 1_000_000) MB |
+            | CPU per submission in the brokers' loop / store / ZeroMQ I/O threads | \(String(format: "%.3f ms / %.3f ms / %.3f ms", brokerLoopCPUMillisecondsPerJob, brokerStoreCPUMillisecondsPerJob, brokerIOCPUMillisecondsPerJob)) |
             | CPU per submission: brokers / client\(postgresCPUMillisecondsPerJob == nil ? "" : " / PostgreSQL") | \(String(format: "%.3f", brokerCPUMillisecondsPerJob)) ms / \(String(format: "%.3f", clientCPUMillisecondsPerJob)) ms\(postgresCPUMillisecondsPerJob.map { String(format: " / %.3f ms", $0) } ?? "") |
             \(postgresCommitsPerJob.map { commits in String(format: "| PostgreSQL per submission: commits / WAL | %.3f / %.0f bytes |\n", commits, postgresWALBytesPerJob ?? 0) } ?? "")
 
@@ -237,7 +243,8 @@ public final class JobsBenchmark: Sendable {
             submitP50Microseconds: submitLatency.p50.rounded(), submitP99Microseconds: submitLatency.p99.rounded(),
             latencyJobs: resultSamples.count, resultP50Microseconds: resultLatency.p50.rounded(),
             resultP90Microseconds: resultLatency.p90.rounded(), resultP99Microseconds: resultLatency.p99.rounded(), storeBytes: storeBytes,
-            brokerCPUMillisecondsPerJob: cpu.broker, clientCPUMillisecondsPerJob: cpu.client,
+            brokerCPUMillisecondsPerJob: cpu.broker, brokerLoopCPUMillisecondsPerJob: cpu.loop, brokerStoreCPUMillisecondsPerJob: cpu.store,
+            brokerIOCPUMillisecondsPerJob: cpu.io, clientCPUMillisecondsPerJob: cpu.client,
             postgresCPUMillisecondsPerJob: scratch == nil ? nil : Self.rounded(CPUTime.spent(postgresBefore, postgresAfter) * 1_000 / Double(max(1, completed))),
             postgresCommitsPerJob: counters.map { Self.rounded(Double($0.commits) / Double(max(1, completed))) },
             postgresWALBytesPerJob: counters.map { (Double($0.walBytes) / Double(max(1, completed))).rounded() })
@@ -249,17 +256,18 @@ public final class JobsBenchmark: Sendable {
     /// threads of their contexts, named with ``Stack/brokerThreadNamePrefix``) and of the clients'
     /// (their executors and the client context's I/O); the echo workers' are neither.
     static func cpuPerJob(before: [Int: (name: String, seconds: Double)], after: [Int: (name: String, seconds: Double)], jobs: Int)
-        -> (broker: Double, client: Double) {
+        -> (broker: Double, loop: Double, store: Double, io: Double, client: Double) {
         let brokerIO = "\(Stack.brokerThreadNamePrefix)/ZMQbg"
         func group(_ member: (String) -> Bool) -> Double {
             let was = before.filter { member($0.value.name) }.mapValues(\.seconds)
             let now = after.filter { member($0.value.name) }.mapValues(\.seconds)
             return rounded(CPUTime.spent(was, now) * 1_000 / Double(max(1, jobs)))
         }
-        let broker = group { $0.hasPrefix("quire-broker") || $0.hasPrefix("quire-job-store") || $0.hasPrefix("quire-checkpoint")
-                             || $0.hasPrefix("quire-store-lis") || $0.hasPrefix(brokerIO) }
+        let loop = group { $0.hasPrefix("quire-broker") }
+        let store = group { $0.hasPrefix("quire-job-store") || $0.hasPrefix("quire-checkpoint") || $0.hasPrefix("quire-store-lis") }
+        let io = group { $0.hasPrefix(brokerIO) }
         let client = group { $0.hasPrefix("quire-client") || $0.hasPrefix("ZMQbg") }
-        return (broker, client)
+        return (rounded(loop + store + io), loop, store, io, client)
     }
 
     /// One durable job of `payload` for `service`: its id; a refusal ends the run.
