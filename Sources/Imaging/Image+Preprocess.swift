@@ -66,13 +66,21 @@ extension Image {
         return true
     }
 
-    /// How alike neighbouring pixels are: the correlation of each grey level with the one to its right
-    /// and with the one below it, the smaller of the two, on every `step`-th row and column. Near 1 on
-    /// anything photographed or scanned (paper, strokes and shading span many pixels; the receipts,
-    /// pages and photos of the dev sets measure 0.35 and more), near 0 on random noise, where no pixel
-    /// says anything about the next. nil when the pixels measured do not vary.
+    /// How much neighbouring pixels say about each other: the correlation of each grey level with the
+    /// one to its right and with the one below it, whichever is further from 0 (a dither or a
+    /// checkerboard correlates negatively, rules in one direction only in that direction), on every
+    /// `step`-th row and column. Near 1 on anything photographed or scanned (paper, strokes and shading
+    /// span many pixels; the receipts, pages and photos of the dev sets measure 0.35 and more), near 0
+    /// in both directions on random noise, where no pixel says anything about the next. nil when the
+    /// pixels measured do not vary.
     public func neighbourCorrelation(step: Int = 2) throws(ImageError) -> Double? {
         let grey = depth == 8 && pixGetColormap(pix) == nil ? self : try self.grey()
+        return withExtendedLifetime(grey) { grey.correlationOfNeighbours(step: step) }
+    }
+
+    /// ``neighbourCorrelation(step:)`` on an 8-bit grey image whose pixels stay alive meanwhile.
+    private func correlationOfNeighbours(step: Int) -> Double? {
+        let grey = self
         guard width > 1, height > 1, let data = pixGetData(grey.pix) else { return nil }
         let wpl = Int(pixGetWpl(grey.pix))
         // GET_DATA_BYTE: bytes are in big-endian order within each 32-bit word.
@@ -97,7 +105,7 @@ extension Image {
             return spread > 0 ? (n * sao - sa * so) / spread.squareRoot() : nil
         }
         switch (correlation(sr, srr, sar), correlation(sb, sbb, sab)) {
-        case let (right?, down?): return min(right, down)
+        case let (right?, down?): return abs(right) >= abs(down) ? right : down
         case let (one?, nil), let (nil, one?): return one
         case (nil, nil): return nil
         }

@@ -72,7 +72,8 @@ public struct JobsBenchReport: Sendable, Codable, Equatable {
     public var brokerIOCPUMillisecondsPerJob: Double
     public var clientCPUMillisecondsPerJob: Double
     public var postgresCPUMillisecondsPerJob: Double?
-    /// Transactions committed and WAL written per submission (`pg_stat_database`, `pg_stat_wal`).
+    /// Transactions that wrote (transaction ids assigned) and WAL bytes written per submission, read
+    /// from the server's own counters (`pg_current_snapshot`, `pg_current_wal_lsn`), exact at once.
     public var postgresCommitsPerJob: Double?
     public var postgresWALBytesPerJob: Double?
 
@@ -143,7 +144,7 @@ public final class JobsBenchmark: Sendable {
             rig.stopBroker = { [stacks] in stacks.reversed().map { $0.stop() }.allSatisfy { $0 } }
         }
 
-        let clientContext = try Context()
+        let clientContext = try Context(threadNamePrefix: Self.clientThreadNamePrefix)
         rig.contexts.append(clientContext)
         // A client per broker; the submissions in flight are shared out among them.
         let clients = try stacks.map { stack in
@@ -190,8 +191,6 @@ public final class JobsBenchmark: Sendable {
 
         let threadsAfter = CPUTime.threads()
         let postgresAfter = scratch == nil ? [:] : CPUTime.processes(named: "postgres")
-        // PostgreSQL's backends report their counters when idle, within a second.
-        if scratch != nil { usleep(1_200_000) }
         let countersAfter = scratch?.statistics()
         let cpu = Self.cpuPerJob(before: threadsBefore, after: threadsAfter, jobs: completed)
         let counters = countersBefore.flatMap { before in countersAfter.map { (commits: $0.commits - before.commits, walBytes: $0.walBytes - before.walBytes) } }
@@ -252,9 +251,13 @@ public final class JobsBenchmark: Sendable {
 
     private static func rounded(_ value: Double) -> Double { (value * 1_000).rounded() / 1_000 }
 
+    /// The number before the clients' ZeroMQ threads' names, to tell them from the echo workers'.
+    static let clientThreadNamePrefix: Int32 = 2
+
     /// CPU milliseconds per job of the brokers' threads (their loops, job stores, and the ZeroMQ I/O
     /// threads of their contexts, named with ``Stack/brokerThreadNamePrefix``) and of the clients'
-    /// (their executors and the client context's I/O); the echo workers' are neither.
+    /// (their executors and the client context's I/O, named with ``clientThreadNamePrefix``); the echo
+    /// workers' are neither.
     static func cpuPerJob(before: [Int: (name: String, seconds: Double)], after: [Int: (name: String, seconds: Double)], jobs: Int)
         -> (broker: Double, loop: Double, store: Double, io: Double, client: Double) {
         let brokerIO = "\(Stack.brokerThreadNamePrefix)/ZMQbg"
@@ -264,9 +267,9 @@ public final class JobsBenchmark: Sendable {
             return rounded(CPUTime.spent(was, now) * 1_000 / Double(max(1, jobs)))
         }
         let loop = group { $0.hasPrefix("quire-broker") }
-        let store = group { $0.hasPrefix("quire-job-store") || $0.hasPrefix("quire-checkpoint") || $0.hasPrefix("quire-store-lis") }
+        let store = group { $0.hasPrefix("quire-job-store") || $0.hasPrefix("quire-checkpnt") || $0.hasPrefix("quire-store-lsn") }
         let io = group { $0.hasPrefix(brokerIO) }
-        let client = group { $0.hasPrefix("quire-client") || $0.hasPrefix("ZMQbg") }
+        let client = group { $0.hasPrefix("quire-client") || $0.hasPrefix("\(clientThreadNamePrefix)/ZMQbg") }
         return (rounded(loop + store + io), loop, store, io, client)
     }
 

@@ -296,7 +296,8 @@ public final class SoakBenchmark: Sendable {
                 progress(load.summary(since: nextSample - options.sampleSeconds, start: start)
                     + " · RSS MB " + taken.map { "\($0.role) \($0.rssBytes / 1_048_576)" }.joined(separator: ", "))
                 if let dead = stack.deadRole() { load.note("\(dead) exited during the run:\n\(stack.outputTail(dead))") }
-                nextSample += options.sampleSeconds
+                // After a restart that took longer than a sample's interval, the next one interval on.
+                nextSample = max(nextSample + options.sampleSeconds, now + options.sampleSeconds)
                 if now >= seconds { break }
                 continue
             }
@@ -367,7 +368,7 @@ final class SoakStack: @unchecked Sendable {
 
     /// Every worker process has logged that it is ready.
     func workersReady() -> Bool {
-        lock.withLock { running.filter { $0.key.hasPrefix("worker") }.values.allSatisfy { $0.child.outputTail(lines: 200).contains("ready") } }
+        lock.withLock { running.filter { $0.key.hasPrefix("worker") }.values.allSatisfy { $0.child.outputTail(lines: 200).contains("worker ready") } }
     }
 
     /// The first role whose process is no longer running.
@@ -447,6 +448,7 @@ final class SoakLoad: Sendable {
     /// One client: requests one at a time until `deadline`, each on the next path with the next file.
     func client(from start: Instant, until deadline: Instant) {
         var http: BlockingHTTPClient?
+        var lastHTTP = Instant.now()
         while Instant.now() < deadline {
             let ticket = tickets.take()
             // Path by ticket, file by round over the paths: each file goes every way in turn.
@@ -461,7 +463,14 @@ final class SoakLoad: Sendable {
                 case .zeromq: text = try recognize(file)
                 case .job: text = try job(file)
                 case .cloudVision, .azureRead:
+                    // The gateway closes a connection idle for 30 s: one idle for 20 s is replaced first, as
+                    // a client's pool would, so that its close is not taken for a lost request.
+                    if http != nil && Instant.now().seconds(since: lastHTTP) > 20 {
+                        http?.close()
+                        http = nil
+                    }
                     if http == nil { http = try BlockingHTTPClient(port: gatewayPort, timeout: timeout) }
+                    defer { lastHTTP = Instant.now() }
                     guard let connection = http else { continue }
                     text = path == .cloudVision ? try cloudVision(file, connection) : try azureRead(file, connection)
                 }
@@ -572,7 +581,9 @@ final class SoakLoad: Sendable {
     func report(start: Instant, options: SoakBenchOptions, samples: [SoakBenchReport.ProcessSample], restarts: [SoakBenchReport.Restart],
                 documents: Int) -> SoakBenchReport {
         let all = answers.withLock { $0 }
-        let paths = self.paths.map { path -> SoakBenchReport.PathTotals in
+        // The paths asked for, and those the documents took instead (a PDF goes as a job).
+        let taken = SoakPath.allCases.filter { path in self.paths.contains(path) || all.contains { $0.path == path } }
+        let paths = taken.map { path -> SoakBenchReport.PathTotals in
             let mine = all.filter { $0.path == path }
             let latency = LatencySummary(nanoseconds: mine.filter { $0.outcome != .failed }.map { UInt64($0.milliseconds * 1e6) })
             return .init(path: path.rawValue, answered: mine.filter { $0.outcome != .failed }.count, wrong: mine.filter { $0.outcome == .wrong }.count,

@@ -276,7 +276,7 @@ final class ServerCore: Sendable {
             }
             watchdogDone.signal()
         }
-        thread.name = "quire-http-watchdog"
+        thread.name = "quire-http-wdog"  // at most 15 bytes: Linux refuses longer thread names
         thread.start()
     }
 

@@ -98,7 +98,8 @@ extension Recognizer {
         probe = try source.upright(probe).image
         let tones = try probe.tones()
         // Nothing to read: no glyph search (on noise it finds a component at every pixel), no reading.
-        // Blank is judged in colour where the full decode was made (text in colours of one grey).
+        // Blank is judged on the full decode where one was made: in colour (text in colours of one
+        // grey) for every format but JPEG, whose probe is decoded grey.
         if let blank = try blankStep(probe, colour: full) { return Probe(tones: tones, full: full, blank: blank) }
         let (glyphs, standing, lying) = try probe.glyphs()
         let heights = glyphs.map(\.height).sorted()
@@ -115,14 +116,15 @@ extension Recognizer {
 
     /// The `blank` step for a probe with nothing to read: every pixel alike (`range` 0; judged on
     /// `colour`, the full decode, when there is one), or pixels as unrelated to their neighbours as
-    /// random noise (`neighbourCorrelation` below `maxCorrelation`). nil for anything else.
+    /// random noise in both directions (`neighbourCorrelation` within ±`maxCorrelation`). nil for
+    /// anything else.
     func blankStep(_ probe: Image, colour: Image?) throws(ImageError) -> OCRResult.Step? {
         let started = Instant.now()
         if try (colour ?? probe).isUniform(tolerance: 0) {
             return .init(step: "blank", applied: true, parameters: ["range": 0, "ms": started.millisecondsSince])
         }
         guard configuration.maxNoiseCorrelation > 0, let correlation = try probe.neighbourCorrelation(),
-              correlation < configuration.maxNoiseCorrelation else { return nil }
+              abs(correlation) < configuration.maxNoiseCorrelation else { return nil }
         return .init(step: "blank", applied: true, parameters: [
             "neighbourCorrelation": (correlation * 1_000).rounded() / 1_000, "maxCorrelation": configuration.maxNoiseCorrelation,
             "ms": started.millisecondsSince,

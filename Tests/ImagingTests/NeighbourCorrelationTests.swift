@@ -25,4 +25,19 @@ import Testing
         // One row or column has no neighbours to compare.
         #expect(try Image.decode(TestImages.noise(width: 1, height: 40), format: .png).neighbourCorrelation() == nil)
     }
+
+    @Test func aCheckerboardCorrelatesNegativelyAndIsNotNoise() throws {
+        // One-pixel black and white squares, as an ordered dither draws grey: each pixel foretells its
+        // neighbours exactly, the other way round.
+        let width = 64, height = 48
+        var pixels = [UInt8](repeating: 0, count: width * height * 4)
+        for y in 0..<height {
+            for x in 0..<width where (x + y) % 2 == 0 {
+                for c in 0..<3 { pixels[(y * width + x) * 4 + c] = 255 }
+            }
+        }
+        let board = try pixels.withUnsafeBytes { try Image.bgrx($0.baseAddress!, width: width, height: height, stride: width * 4, resolution: 300) }
+        let correlation = try #require(try board.neighbourCorrelation(step: 1))
+        #expect(correlation < -0.9)
+    }
 }

@@ -87,7 +87,11 @@ struct DocumentPageJobsTests {
         try await withClient(configuration: ClientConfiguration(broker: stack.connectEndpoint, timeout: 10_000, retries: 0)) { client in
             let reading = Task { try await DocumentService.read(plan, client: client, token: { nil }, progress: { _ in }) }
             // Once the worker holds the document's page job:
-            while ocr.entered.load(ordering: .relaxed) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            let deadline = Date().addingTimeInterval(10)
+            while ocr.entered.load(ordering: .relaxed) == 0 {
+                try #require(Date() < deadline, "the worker never got the document's page")
+                try await Task.sleep(for: .milliseconds(10))
+            }
             // The twin: the same key is the same job, which it closes once its own document is put together.
             let id = try await client.jobs.submit(service: OCRService.name, body: [plan.pageFrame, plan.files[0]],
                                                   options: JobOptions(idempotencyKey: plan.key + "/1"))

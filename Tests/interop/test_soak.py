@@ -48,4 +48,7 @@ def test_a_minute_of_mixed_load_loses_nothing_and_samples_every_process(tmp_path
     sampled = {(s["role"], s["instance"]) for s in report["samples"]}
     assert {("broker", 1), ("gateway", 1), ("worker-1", 1), ("worker-1", 2), ("worker-1", 3), ("worker-2", 1), ("bench", 1)} <= sampled
     assert all(s["rss_bytes"] > 0 and s["open_files"] > 0 and s["threads"] > 0 for s in report["samples"])
-    assert sum(i["answers"] for i in report["intervals"]) == sum(row["answered"] + row["failed"] for row in paths.values())
+    # The load never stalled: at most two 10 s intervals (a killed worker's request waits for its
+    # heartbeats to run out) went by without an answer.
+    assert len(report["intervals"]) >= 5, report["intervals"]
+    assert sum(1 for i in report["intervals"] if i["answers"] == 0) <= 2, report["intervals"]

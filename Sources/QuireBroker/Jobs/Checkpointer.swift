@@ -43,7 +43,7 @@ final class Checkpointer: Sendable {
                 }
             }
         }
-        thread.name = "quire-checkpoint"
+        thread.name = "quire-checkpnt"  // at most 15 bytes: Linux refuses longer thread names
         thread.start()
     }
 

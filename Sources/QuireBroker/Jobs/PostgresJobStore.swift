@@ -422,12 +422,14 @@ public final class PostgresScratchSchema {
         return (try? admin.query(sql, [.text(name)]).int(0, 0)) ?? 0
     }
 
-    /// The database's committed transactions and the server's WAL bytes written so far
-    /// (`pg_stat_database`, `pg_stat_wal`); nil where they cannot be read.
+    /// The server's transaction ids assigned so far (one per transaction that wrote: the next id,
+    /// `pg_current_snapshot`'s xmax) and its WAL position in bytes (`pg_current_wal_lsn`): both exact at
+    /// once, where the statistics views lag by up to 10 s. nil where they cannot be read.
     public func statistics() -> (commits: Int64, walBytes: Int64)? {
-        guard let commits = try? admin.query("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()").int(0, 0),
-              let wal = try? admin.query("SELECT wal_bytes::bigint FROM pg_stat_wal").int(0, 0) else { return nil }
-        return (commits, wal)
+        guard let row = try? admin.query("SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint, "
+                                         + "pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint"),
+              let transactions = row.int(0, 0), let wal = row.int(0, 1) else { return nil }
+        return (transactions, wal)
     }
 
     /// Runs SQL as the schema's creator, on a connection of its own.

@@ -49,7 +49,7 @@ final class StoreListener: Sendable {
                 }
             }
         }
-        thread.name = "quire-store-listen"
+        thread.name = "quire-store-lsn"  // at most 15 bytes: Linux refuses longer thread names
         thread.start()
     }
 
