@@ -90,6 +90,8 @@ extension Recognizer {
             full = decoded
             probe = try decoded.grey()
         }
+        // Noise is judged before the probe is scaled: interpolation makes neighbouring pixels alike.
+        let unscaled = probe
         let factor = probeScale * Double(source.width) / Double(probe.width)
         if abs(factor - 1) > 0.01 { probe = try probe.scaled(by: factor) }
         let uploadedPerProbe = Double(source.width) / Double(probe.width)
@@ -100,7 +102,7 @@ extension Recognizer {
         // Nothing to read: no glyph search (on noise it finds a component at every pixel), no reading.
         // Blank is judged on the full decode where one was made: in colour (text in colours of one
         // grey) for every format but JPEG, whose probe is decoded grey.
-        if let blank = try blankStep(probe, colour: full) { return Probe(tones: tones, full: full, blank: blank) }
+        if let blank = try blankStep(unscaled, colour: full) { return Probe(tones: tones, full: full, blank: blank) }
         let (glyphs, standing, lying) = try probe.glyphs()
         let heights = glyphs.map(\.height).sorted()
         let sideways = standing + lying >= 20 ? Double(lying) / Double(standing + lying) : nil
@@ -114,16 +116,19 @@ extension Recognizer {
                      tones: tones, sideways: sideways, full: full)
     }
 
-    /// The `blank` step for a probe with nothing to read: every pixel alike (`range` 0; judged on
+    /// The `blank` step for a page with nothing to read, measured on `grey`, its decode before any
+    /// scaling (a JPEG's reduced one): every pixel alike (`range` 0; judged on
     /// `colour`, the full decode, when there is one), or pixels as unrelated to their neighbours as
     /// random noise in both directions (`neighbourCorrelation` within ±`maxCorrelation`). nil for
     /// anything else.
-    func blankStep(_ probe: Image, colour: Image?) throws(ImageError) -> OCRResult.Step? {
+    func blankStep(_ grey: Image, colour: Image?) throws(ImageError) -> OCRResult.Step? {
         let started = Instant.now()
-        if try (colour ?? probe).isUniform(tolerance: 0) {
+        if try (colour ?? grey).isUniform(tolerance: 0) {
             return .init(step: "blank", applied: true, parameters: ["range": 0, "ms": started.millisecondsSince])
         }
-        guard configuration.maxNoiseCorrelation > 0, let correlation = try probe.neighbourCorrelation(),
+        // About a million pairs of neighbours, however large the page.
+        let step = max(2, Int((Double(grey.width * grey.height) / 1_000_000).squareRoot()))
+        guard configuration.maxNoiseCorrelation > 0, let correlation = try grey.neighbourCorrelation(step: step),
               abs(correlation) < configuration.maxNoiseCorrelation else { return nil }
         return .init(step: "blank", applied: true, parameters: [
             "neighbourCorrelation": (correlation * 1_000).rounded() / 1_000, "maxCorrelation": configuration.maxNoiseCorrelation,

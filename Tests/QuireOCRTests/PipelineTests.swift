@@ -47,8 +47,11 @@ import Testing
 
     @Test("random noise and a blank page come back empty with their blank step, no engine asked, whatever the engine choice")
     func nothingToRead() throws {
-        for (image, parameter) in [(try TestImages.noise(width: 900, height: 700), "neighbourCorrelation"),
-                                   (try TestImages.noise(width: 900, height: 700, amplitude: 0), "range")] {
+        // Noise past the probe's 3 MP too: it is judged before the probe is scaled (interpolated, noise
+        // correlates).
+        for (image, parameter, width, height) in [(try TestImages.noise(width: 900, height: 700), "neighbourCorrelation", 900, 700),
+                                                  (try TestImages.noise(width: 2_100, height: 1_600, seed: 7), "neighbourCorrelation", 2_100, 1_600),
+                                                  (try TestImages.noise(width: 900, height: 700, amplitude: 0), "range", 900, 700)] {
             let page = FakeRecognizer("fake-page 1", words: Self.words), picture = FakeRecognizer("fake-picture 1", words: Self.words)
             let engines = FakeEngines(page: page, picture: picture)
             var configuration = OCRConfiguration()
@@ -58,7 +61,7 @@ import Testing
             #expect(page.shown.isEmpty && picture.shown.isEmpty)
             #expect(engines.asked.map(\.role) == [.page])
             #expect(result.pages.count == 1 && result.pages[0].blocks.isEmpty && result.text.isEmpty)
-            #expect(result.pages[0].width == 900 && result.pages[0].height == 700)
+            #expect(result.pages[0].width == width && result.pages[0].height == height)
             let step = try #require(result.metadata.steps.first)
             #expect(step.step == "blank" && step.applied && step.parameters[parameter] != nil)
             #expect(result.metadata.steps.count == 1)
