@@ -69,7 +69,7 @@ public struct JobsBenchReport: Sendable, Codable, Equatable {
     /// One broker's rate is bounded by the busiest of the three (each is one thread).
     public var brokerLoopCPUMillisecondsPerJob: Double
     public var brokerStoreCPUMillisecondsPerJob: Double
-    public var brokerIOCPUMillisecondsPerJob: Double
+    public var brokerIOThreadCPUMillisecondsPerJob: Double
     public var clientCPUMillisecondsPerJob: Double
     public var postgresCPUMillisecondsPerJob: Double?
     /// Transactions that wrote (transaction ids assigned) and WAL bytes written per submission, read
@@ -86,7 +86,7 @@ public struct JobsBenchReport: Sendable, Codable, Equatable {
             | one submit at low load, p50 / p99 | \(f(submitP50Microseconds)) µs / \(f(submitP99Microseconds)) µs |
             | submit → result at low load, \(workers) echo workers\(brokers > 1 ? " per broker" : ""), p50 / p90 / p99 (\(latencyJobs) jobs) | \(f(resultP50Microseconds)) µs / \(f(resultP90Microseconds)) µs / \(f(resultP99Microseconds)) µs |
             | store size afterwards | \(storeBytes / 1_000_000) MB |
-            | CPU per submission in the brokers' loop / store / ZeroMQ I/O threads | \(String(format: "%.3f ms / %.3f ms / %.3f ms", brokerLoopCPUMillisecondsPerJob, brokerStoreCPUMillisecondsPerJob, brokerIOCPUMillisecondsPerJob)) |
+            | CPU per submission in the brokers' loop / store / ZeroMQ I/O threads | \(String(format: "%.3f ms / %.3f ms / %.3f ms", brokerLoopCPUMillisecondsPerJob, brokerStoreCPUMillisecondsPerJob, brokerIOThreadCPUMillisecondsPerJob)) |
             | CPU per submission: brokers / client\(postgresCPUMillisecondsPerJob == nil ? "" : " / PostgreSQL") | \(String(format: "%.3f", brokerCPUMillisecondsPerJob)) ms / \(String(format: "%.3f", clientCPUMillisecondsPerJob)) ms\(postgresCPUMillisecondsPerJob.map { String(format: " / %.3f ms", $0) } ?? "") |
             \(postgresCommitsPerJob.map { commits in String(format: "| PostgreSQL per submission: commits / WAL | %.3f / %.0f bytes |\n", commits, postgresWALBytesPerJob ?? 0) } ?? "")
 
@@ -243,7 +243,7 @@ public final class JobsBenchmark: Sendable {
             latencyJobs: resultSamples.count, resultP50Microseconds: resultLatency.p50.rounded(),
             resultP90Microseconds: resultLatency.p90.rounded(), resultP99Microseconds: resultLatency.p99.rounded(), storeBytes: storeBytes,
             brokerCPUMillisecondsPerJob: cpu.broker, brokerLoopCPUMillisecondsPerJob: cpu.loop, brokerStoreCPUMillisecondsPerJob: cpu.store,
-            brokerIOCPUMillisecondsPerJob: cpu.io, clientCPUMillisecondsPerJob: cpu.client,
+            brokerIOThreadCPUMillisecondsPerJob: cpu.io, clientCPUMillisecondsPerJob: cpu.client,
             postgresCPUMillisecondsPerJob: scratch == nil ? nil : Self.rounded(CPUTime.spent(postgresBefore, postgresAfter) * 1_000 / Double(max(1, completed))),
             postgresCommitsPerJob: counters.map { Self.rounded(Double($0.commits) / Double(max(1, completed))) },
             postgresWALBytesPerJob: counters.map { (Double($0.walBytes) / Double(max(1, completed))).rounded() })
