@@ -97,7 +97,7 @@ public final class HostileBenchmark: Sendable {
             throw BenchError("no files in \(hostileFolder) (scripts/hostile-images makes them)")
         }
         let hostile = names.filter { !$0.hasPrefix(".") }.sorted().map { (hostileFolder as NSString).appendingPathComponent($0) }
-        let executable = options.executable ?? ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+        let executable = options.executable ?? SoakStack.thisExecutable
         let port = try freeLoopbackPort()
         let endpoint = "tcp://127.0.0.1:\(port)"
         let stack = SoakStack(executable: executable, registry: children, arguments: [
@@ -113,12 +113,7 @@ public final class HostileBenchmark: Sendable {
         let client = try QuireClient(configuration: ClientConfiguration(broker: endpoint, timeout: options.requestTimeout, retries: 0,
                                                                          maxInFlight: options.threads), context: context)
         defer { _ = blockingAwait { await client.close() } }
-        let ready = Instant.now() + Milliseconds(120_000)
-        while !(stack.workersReady()
-                && (try? awaitBlocking("mmi.service", timeout: 5_000) { try await client.availability(of: OCRServiceName.page, timeout: 2_000) }) == .available) {
-            guard Instant.now() < ready else { throw BenchError("the OCR worker did not serve within 120 s") }
-            usleep(100_000)
-        }
+        try stack.waitForWorkers(client)
 
         // Both engines of every thread: each valid rendering read by Tesseract and by the scene engine,
         // as many at once as there are threads.

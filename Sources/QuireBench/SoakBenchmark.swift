@@ -229,7 +229,7 @@ public final class SoakBenchmark: Sendable {
             let bytes = [UInt8](data)
             return SoakFile(name: path, bytes: bytes, document: OCRServiceName.forJob(bytes) == OCRServiceName.document)
         }
-        let executable = options.executable ?? ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+        let executable = options.executable ?? SoakStack.thisExecutable
         let directory = NSTemporaryDirectory() + "quire-bench-soak-\(getpid())"
         try? FileManager.default.removeItem(atPath: directory)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -258,7 +258,7 @@ public final class SoakBenchmark: Sendable {
                                                                          maxInFlight: options.clients * 2),
                                      context: context)
         defer { _ = blockingAwait { await client.close() } }
-        try waitForWorkers(client, stack: stack)
+        try stack.waitForWorkers(client)
 
         let load = SoakLoad(files: files, paths: options.paths, client: client, gatewayPort: gatewayPort, timeout: options.requestTimeout)
         let start = Instant.now()
@@ -285,7 +285,7 @@ public final class SoakBenchmark: Sendable {
                 progress("restarting worker-1 with \(name)")
                 let began = Instant.now()
                 try stack.restart("worker-1", signal: signal)
-                try waitForWorkers(client, stack: stack)
+                try stack.waitForWorkers(client)
                 restarts.append(.init(second: now, role: "worker-1", signal: name, secondsToReplace: Instant.now().seconds(since: began)))
                 nextRestart += 1
                 continue
@@ -310,20 +310,14 @@ public final class SoakBenchmark: Sendable {
         return load.report(start: start, options: options, samples: samples, restarts: restarts, documents: files.filter(\.document).count)
     }
 
-    /// Waits until every worker process has an engine serving `ocr` (their count in the broker's
-    /// readiness is not public, so: the workers say `ready` in their logs) and `ocr` is available.
-    private func waitForWorkers(_ client: QuireClient, stack: SoakStack) throws {
-        try waitUntil("the OCR workers serve", timeout: 120_000) {
-            stack.workersReady() && (try? awaitBlocking("mmi.service", timeout: 5_000) { try await client.availability(of: OCRServiceName.page, timeout: 2_000) }) == .available
-        }
-    }
+}
 
-    private func waitUntil(_ what: String, timeout: Milliseconds, _ condition: () -> Bool) throws {
-        let deadline = Instant.now() + timeout
-        while !condition() {
-            guard Instant.now() < deadline else { throw BenchError("\(what): not within \(timeout.value) ms") }
-            usleep(100_000)
-        }
+/// Waits until `condition` holds, looking every 100 ms; past `timeout`, throws naming `what`.
+func waitUntil(_ what: String, timeout: Milliseconds, _ condition: () -> Bool) throws {
+    let deadline = Instant.now() + timeout
+    while !condition() {
+        guard Instant.now() < deadline else { throw BenchError("\(what): not within \(timeout.value) ms") }
+        usleep(100_000)
     }
 }
 
@@ -364,6 +358,19 @@ final class SoakStack: @unchecked Sendable {
         registry.remove(pid: old.child.pid)
         old.child.stop(grace: 0)
         try start(old.kind, as: role, instance: old.instance + 1)
+    }
+
+    /// The running executable (`/proc/self/exe`), which the stack's processes run by default.
+    static var thisExecutable: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+
+    /// Waits until every worker process has an engine serving `ocr` (their count in the broker's
+    /// readiness is not public, so: the workers say `worker ready` in their logs) and `ocr` is available.
+    func waitForWorkers(_ client: QuireClient) throws {
+        try waitUntil("the OCR workers serve", timeout: 120_000) {
+            workersReady() && (try? awaitBlocking("mmi.service", timeout: 5_000) { try await client.availability(of: OCRServiceName.page, timeout: 2_000) }) == .available
+        }
     }
 
     /// Every worker process has logged that it is ready.

@@ -54,12 +54,7 @@ enum BenchSoakCommand {
         let benchmark = SoakBenchmark(options: options, logger: logger) { line in
             if !quiet { printError("bench: " + line) }
         }
-        // Ctrl-C must not leave the stack's processes running: kill them, then exit.
-        let signals = SignalWatcher { number in
-            benchmark.killSubprocesses()
-            printError("quire bench soak: interrupted")
-            _exit(128 + number)
-        }
+        let signals = interrupted(command, kill: benchmark.killSubprocesses)
         defer { withExtendedLifetime(signals) {} }
         let report: SoakBenchReport
         do {
@@ -111,11 +106,7 @@ enum BenchHostileCommand {
         let benchmark = HostileBenchmark(options: options) { line in
             if !quiet { printError("bench: " + line) }
         }
-        let signals = SignalWatcher { number in
-            benchmark.killSubprocesses()
-            printError("quire bench hostile: interrupted")
-            _exit(128 + number)
-        }
+        let signals = interrupted(command, kill: benchmark.killSubprocesses)
         defer { withExtendedLifetime(signals) {} }
         do {
             let report = try benchmark.run()
@@ -125,5 +116,14 @@ enum BenchHostileCommand {
             printError("\(command): \(error)")
             return 1
         }
+    }
+}
+
+/// Ctrl-C must not leave a benchmark's stack running: its processes are killed, then this exits.
+private func interrupted(_ command: String, kill: @escaping @Sendable () -> Void) -> SignalWatcher {
+    SignalWatcher { number in
+        kill()
+        printError("\(command): interrupted")
+        _exit(128 + number)
     }
 }
