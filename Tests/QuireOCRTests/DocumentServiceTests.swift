@@ -87,7 +87,8 @@ struct DocumentPageJobsTests {
         try await withClient(configuration: ClientConfiguration(broker: stack.connectEndpoint, timeout: 10_000, retries: 0)) { client in
             let reading = Task { try await DocumentService.read(plan, client: client, token: { nil }, progress: { _ in }) }
             // Once the worker holds the document's page job:
-            let deadline = Date().addingTimeInterval(10)
+            // A minute: with every suite running at once on 2 cores, the cooperative pool can stall for seconds.
+            let deadline = Date().addingTimeInterval(60)
             while ocr.entered.load(ordering: .relaxed) == 0 {
                 try #require(Date() < deadline, "the worker never got the document's page")
                 try await Task.sleep(for: .milliseconds(10))
