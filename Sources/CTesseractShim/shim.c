@@ -50,3 +50,10 @@ extern int quire_tesseract_avx2_activations(int on) __attribute__((weak));
 int quire_avx2_activations(int on) {
     return quire_tesseract_avx2_activations ? quire_tesseract_avx2_activations(on) : -1;
 }
+
+// ...and this one (0008).
+extern int quire_tesseract_vnni(int on) __attribute__((weak));
+
+int quire_vnni(int on) {
+    return quire_tesseract_vnni ? quire_tesseract_vnni(on) : -1;
+}

@@ -92,6 +92,16 @@ public final class Engine: TextRecognizer, OrientationDetector {
         return state < 0 ? nil : state == 1
     }
 
+    /// Switches the patched engine's VNNI kernels for its int8 matrix products on or off for every
+    /// engine in the process: a switch for tests, which compare them with the AVX2 kernels that
+    /// processors without AVX512-VNNI run. Returns whether they run now (on, and the processor has
+    /// them), or nil when the linked Tesseract has no such switch (Debian's 5.3).
+    @discardableResult
+    public static func setVNNI(_ on: Bool) -> Bool? {
+        let state = quire_vnni(on ? 1 : 0)
+        return state < 0 ? nil : state == 1
+    }
+
     /// Whether the interposed `pixWriteMem` is the one Tesseract's calls reach (tests check it, so that
     /// a linker change that drops it is noticed).
     public static var lineImageShimBound: Bool { quire_raw_line_images_interposed() != 0 }

@@ -26,4 +26,10 @@ int quire_raw_line_images_interposed(void);
 /// AVX2), or -1 when the linked Tesseract has no such switch (Debian's 5.3).
 int quire_avx2_activations(int on);
 
+/// Switches the patched Tesseract's VNNI matrix kernels (scripts/tesseract-patches/0008) on (1, the
+/// default) or off (0, the AVX2 kernels) for the whole process, so that tests can compare the two.
+/// Returns whether they run now (on, and the processor has AVX512-VNNI and AVX512VL), or -1 when the
+/// linked Tesseract has no such switch (Debian's 5.3).
+int quire_vnni(int on);
+
 #endif
