@@ -57,3 +57,10 @@ extern int quire_tesseract_vnni(int on) __attribute__((weak));
 int quire_vnni(int on) {
     return quire_tesseract_vnni ? quire_tesseract_vnni(on) : -1;
 }
+
+// ...and this one (0009).
+extern int quire_tesseract_doubling_openings(int on) __attribute__((weak));
+
+int quire_doubling_openings(int on) {
+    return quire_tesseract_doubling_openings ? quire_tesseract_doubling_openings(on) : -1;
+}

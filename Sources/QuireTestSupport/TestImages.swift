@@ -70,8 +70,10 @@ extension TestImages {
     }
 
     /// samples/hello.png four times, at two sizes, in two columns and two rows, at 300 dpi: blocks,
-    /// paragraphs and lines of several words, and a last paragraph.
-    public static func helloTiles() throws -> Image {
+    /// paragraphs and lines of several words, and a last paragraph. With `rules`, ruled like a table:
+    /// a frame around it, a rule across between the rows of tiles and one down between the columns,
+    /// each 3 pixels wide (far longer than the quarter inch Tesseract's line finder looks for).
+    public static func helloTiles(rules: Bool = false) throws -> Image {
         let tile = try Image.decode(try sample(), format: .png).grey()
         let small = try tile.scaled(by: 0.7)
         guard let canvas = pixCreate(Int32(tile.width * 2), Int32(tile.height * 2), 8) else {
@@ -87,6 +89,13 @@ extension TestImages {
             defer { pixDestroy(&source) }
             guard pixGetDepth(source) == 8 else { throw ImageError(.internalFailure, "a tile is not 8-bit grey") }
             pixRasterop(canvas, Int32(x), Int32(y), Int32(image.width), Int32(image.height), PIX_SRC, source, 0, 0)
+        }
+        if rules {
+            let (w, h) = (tile.width * 2, tile.height * 2)
+            for (x, y, width, height) in [(4, 4, w - 8, 3), (4, h - 7, w - 8, 3), (4, 4, 3, h - 8), (w - 7, 4, 3, h - 8),
+                                          (4, tile.height + 15, w - 8, 3), (tile.width - 2, 4, 3, h - 8)] {
+                pixRasterop(canvas, Int32(x), Int32(y), Int32(width), Int32(height), PIX_CLR, nil, 0, 0)
+            }
         }
         var data: UnsafeMutablePointer<UInt8>?
         var size = 0

@@ -102,6 +102,16 @@ public final class Engine: TextRecognizer, OrientationDetector {
         return state < 0 ? nil : state == 1
     }
 
+    /// Switches the patched engine's line-finding openings by doubling on or off (off: Leptonica's
+    /// `pixOpenBrick`, one rasterop per pixel of the brick) for every engine in the process: a switch
+    /// for tests, which compare the two. Returns whether they run now, or nil when the linked Tesseract
+    /// has no such switch (Debian's 5.3).
+    @discardableResult
+    public static func setDoublingOpenings(_ on: Bool) -> Bool? {
+        let state = quire_doubling_openings(on ? 1 : 0)
+        return state < 0 ? nil : state == 1
+    }
+
     /// Whether the interposed `pixWriteMem` is the one Tesseract's calls reach (tests check it, so that
     /// a linker change that drops it is noticed).
     public static var lineImageShimBound: Bool { quire_raw_line_images_interposed() != 0 }

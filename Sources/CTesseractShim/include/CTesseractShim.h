@@ -32,4 +32,9 @@ int quire_avx2_activations(int on);
 /// linked Tesseract has no such switch (Debian's 5.3).
 int quire_vnni(int on);
 
+/// Switches the patched Tesseract's line-finding openings by doubling (scripts/tesseract-patches/0009)
+/// on (1, the default) or off (0, Leptonica's pixOpenBrick) for the whole process, so that tests can
+/// compare the two. Returns whether they run now, or -1 when the linked Tesseract has no such switch.
+int quire_doubling_openings(int on);
+
 #endif
