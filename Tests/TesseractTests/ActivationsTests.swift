@@ -42,11 +42,17 @@ struct ActivationsTests {
         let vectorised = try Self.read(pages)
         #expect(Engine.setAVX2Activations(false) == false)
         let scalar = try Self.read(pages)
-        #expect(vectorised.count == pages.count)
-        for (index, (a, b)) in zip(vectorised, scalar).enumerated() {
+        Self.expectSame(vectorised, scalar, pages: pages.count)
+    }
+
+    /// Two readings of the same pages (each page's elements, as `WalkTests.dump` writes them) are the
+    /// same, element for element, and each page read enough to compare, the sample's words among them.
+    static func expectSame(_ first: [[String]], _ second: [[String]], pages: Int) {
+        #expect(first.count == pages && second.count == pages)
+        for (index, (a, b)) in zip(first, second).enumerated() {
             #expect(a.count > 20, "page \(index) read too little to compare: \(a.count) elements")
             #expect(a == b, "page \(index) differs: \(zip(a, b).first { $0 != $1 }.map { "\($0) / \($1)" } ?? "in length")")
         }
-        #expect(vectorised.joined().joined().contains("Quire"), "the pages were not read: \(vectorised.first?.prefix(3) ?? [])")
+        #expect(first.joined().joined().contains("Quire"), "the pages were not read: \(first.first?.prefix(3) ?? [])")
     }
 }

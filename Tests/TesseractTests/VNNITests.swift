@@ -30,11 +30,6 @@ struct VNNITests {
         let first = try ActivationsTests.read(pages)
         #expect(Engine.setVNNI(false) == false)
         let avx2 = try ActivationsTests.read(pages)
-        #expect(first.count == pages.count)
-        for (index, (a, b)) in zip(first, avx2).enumerated() {
-            #expect(a.count > 20, "page \(index) read too little to compare: \(a.count) elements")
-            #expect(a == b, "page \(index) differs: \(zip(a, b).first { $0 != $1 }.map { "\($0) / \($1)" } ?? "in length")")
-        }
-        #expect(first.joined().joined().contains("Quire"), "the pages were not read: \(first.first?.prefix(3) ?? [])")
+        ActivationsTests.expectSame(first, avx2, pages: pages.count)
     }
 }
