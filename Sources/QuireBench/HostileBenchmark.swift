@@ -35,6 +35,9 @@ public struct HostileBenchReport: Sendable, Codable, Equatable {
     public var answers: [Answer]
     /// The worker's RSS after the warm-up and after each pass.
     public var workerRSSBytes: [Int]
+    /// The worker's RSS once it has been idle long enough to hand its free memory back
+    /// (``IdleRelease/delay``), after the warm-up and after each pass.
+    public var workerIdleRSSBytes: [Int]
     public var brokerRSSBytes: [Int]
 
     public struct Answer: Sendable, Codable, Equatable {
@@ -60,6 +63,7 @@ public struct HostileBenchReport: Sendable, Codable, Equatable {
                                 sorted[min(sorted.count - 1, Int((Double(sorted.count) * 0.99).rounded(.up)) - 1)], sorted[sorted.count - 1]))
         }
         lines.append("| worker RSS after the warm-up → each pass | " + workerRSSBytes.map(mb).joined(separator: " → ") + " |")
+        lines.append("| worker RSS idle after the warm-up → each pass | " + workerIdleRSSBytes.map(mb).joined(separator: " → ") + " |")
         lines.append("| broker RSS after the warm-up → each pass | " + brokerRSSBytes.map(mb).joined(separator: " → ") + " |")
         lines.append("")
         lines.append("| slowest answers | pass | ms | answer | steps |")
@@ -135,8 +139,14 @@ public final class HostileBenchmark: Sendable {
             }
         }
         func rss(_ role: String) -> Int { stack.sample(at: 0).first { $0.role == role }?.rssBytes ?? 0 }
+        func idleRSS() -> Int {
+            progress("waiting for the worker to be idle for \(ProcessMemory.requests.delay.value / 1_000) s")
+            Thread.sleep(forTimeInterval: Double(ProcessMemory.requests.delay.value) / 1_000 + 1)
+            return rss("worker")
+        }
         var workerRSS = [rss("worker")]
         var brokerRSS = [rss("broker")]
+        var workerIdleRSS = [idleRSS()]
         var answers: [HostileBenchReport.Answer] = []
         var outcomes: [String: Int] = [:]
         for pass in 1...options.passes {
@@ -163,10 +173,12 @@ public final class HostileBenchmark: Sendable {
             if let dead = stack.deadRole() { throw BenchError("\(dead) exited during the run:\n\(stack.outputTail(dead))") }
             workerRSS.append(rss("worker"))
             brokerRSS.append(rss("broker"))
+            workerIdleRSS.append(idleRSS())
         }
         answers.sort { $0.milliseconds > $1.milliseconds }
         return HostileBenchReport(machine: MachineInfo.current(), files: hostile.count, passes: options.passes, threads: options.threads,
-                                  outcomes: outcomes, answers: answers, workerRSSBytes: workerRSS, brokerRSSBytes: brokerRSS)
+                                  outcomes: outcomes, answers: answers, workerRSSBytes: workerRSS, workerIdleRSSBytes: workerIdleRSS,
+                                  brokerRSSBytes: brokerRSS)
     }
 
     /// `result` (with its first page's telling steps), or the error's code.

@@ -120,7 +120,11 @@ public final class Worker: Sendable {
             post(Outgoing(generation: job.generation, address: job.address, kind: .partial, frames: frames))
         }
         let started = Instant.now()
-        defer { engineNanoseconds.add(Instant.now().nanoseconds &- started.nanoseconds, ordering: .relaxed) }
+        ProcessMemory.requests.started()
+        defer {
+            engineNanoseconds.add(Instant.now().nanoseconds &- started.nanoseconds, ordering: .relaxed)
+            ProcessMemory.requests.finished()
+        }
         do {
             return try handler.handle(request)
         } catch let error as WireError {

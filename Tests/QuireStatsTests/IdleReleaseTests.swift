@@ -1,0 +1,73 @@
+import Foundation
+import QuireSupport
+import Synchronization
+import Testing
+
+@Suite("Memory handed back when idle")
+struct IdleReleaseTests {
+    /// How many times a release ran.
+    final class Releases: Sendable {
+        private let count = Atomic<Int>(0)
+        var value: Int { count.load(ordering: .relaxed) }
+        /// An `IdleRelease` that counts here.
+        func idle(delay: Milliseconds) -> IdleRelease { IdleRelease(delay: delay) { self.count.add(1, ordering: .relaxed) } }
+    }
+
+    @Test("released once the delay passes with nothing running, not before")
+    func releasesAfterTheDelay() {
+        let releases = Releases()
+        let idle = releases.idle(delay: 300)
+        idle.started()
+        idle.finished()
+        #expect(releases.value == 0)
+        Thread.sleep(forTimeInterval: 0.8)
+        #expect(releases.value == 1)
+    }
+
+    @Test("a request still running, or one started during the delay, keeps the memory")
+    func busyOrRestartedKeeps() {
+        let releases = Releases()
+        let idle = releases.idle(delay: 50)
+        idle.started()
+        idle.started()
+        idle.finished()  // one still running
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(releases.value == 0)
+        idle.finished()  // now idle: a release is due...
+        idle.started()  // ...and this one, within the delay, cancels it
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(releases.value == 0)
+        idle.finished()
+        Thread.sleep(forTimeInterval: 1.0)
+        #expect(releases.value == 1)
+    }
+
+    @Test("a request that starts and ends within the delay moves the release to its own end")
+    func shortRequestMovesTheRelease() {
+        let releases = Releases()
+        let idle = releases.idle(delay: 1_000)
+        idle.started()
+        idle.finished()
+        Thread.sleep(forTimeInterval: 0.5)
+        idle.started()
+        idle.finished()
+        Thread.sleep(forTimeInterval: 0.7)  // past the first end's delay, 0.3 s before the second's
+        #expect(releases.value == 0)
+        Thread.sleep(forTimeInterval: 1.0)
+        #expect(releases.value == 1)
+    }
+
+    @Test("free memory below the heap's top goes back to the system")
+    func releaseFreeMemoryShrinksRSS() throws {
+        // 96 MB in 64 KB blocks (below glibc's mmap threshold, so in the heap), written to; the last
+        // block stays allocated, so the heap cannot shrink from its top by itself.
+        let blocks = (0..<1_536).map { _ in malloc(64 * 1_024)! }
+        for block in blocks { memset(block, 1, 64 * 1_024) }
+        for block in blocks.dropLast() { free(block) }
+        defer { free(blocks.last!) }
+        let before = try #require(ProcessMemory.residentBytes())
+        #expect(ProcessMemory.releaseFreeMemory())
+        let after = try #require(ProcessMemory.residentBytes())
+        #expect(before - after > 64 << 20, "RSS \(before >> 20) MB before, \(after >> 20) MB after")
+    }
+}
