@@ -50,8 +50,7 @@ static void load(void) {
         dlclose(handle);
         return;
     }
-    OrtStatus *status = table->CreateEnv(ORT_LOGGING_LEVEL_ERROR, "quire", &env);
-    if (!status) status = table->CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &cpu);
+    OrtStatus *status = table->CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &cpu);
     if (status) {
         snprintf(error_text, sizeof error_text, "%s: %s", path, table->GetErrorMessage(status));
         table->ReleaseStatus(status);
@@ -89,20 +88,42 @@ static char *copy_name(OrtAllocator *allocator, char *name) {
     return copy;
 }
 
+static pthread_mutex_t env_lock = PTHREAD_MUTEX_INITIALIZER;
+
+// The process's environment, made by the first open, with one pool of `threads` operator threads (the
+// calling thread is one of them) that every session shares: a picture read while the other worker
+// threads wait uses every core, and pictures read at once share the cores instead of each session
+// bringing threads of its own (two engine threads with two operator threads each on 2 cores read
+// photos-dev 7-22% slower than with one each). The pool does not spin waiting for work between runs:
+// the worker threads are the service's own.
+static OrtStatus *shared_env(int threads) {
+    pthread_mutex_lock(&env_lock);
+    OrtStatus *status = NULL;
+    if (!env) {
+        OrtThreadingOptions *pools = NULL;
+        status = api->CreateThreadingOptions(&pools);
+        if (!status) status = api->SetGlobalIntraOpNumThreads(pools, threads);
+        if (!status) status = api->SetGlobalInterOpNumThreads(pools, 1);
+        if (!status) status = api->SetGlobalSpinControl(pools, 0);
+        if (!status) status = api->CreateEnvWithGlobalThreadPools(ORT_LOGGING_LEVEL_ERROR, "quire", pools, &env);
+        if (pools) api->ReleaseThreadingOptions(pools);
+    }
+    pthread_mutex_unlock(&env_lock);
+    return status;
+}
+
 quire_ort_session *quire_ort_open(const char *path, int threads, char *error, size_t error_size) {
     if (!quire_ort_available()) {
         snprintf(error, error_size, "%s", error_text);
         return NULL;
     }
     OrtSessionOptions *options = NULL;
-    OrtStatus *status = api->CreateSessionOptions(&options);
-    if (!status) status = api->SetIntraOpNumThreads(options, threads);
-    if (!status) status = api->SetInterOpNumThreads(options, 1);
+    OrtStatus *status = shared_env(threads);
+    if (!status) status = api->CreateSessionOptions(&options);
+    if (!status) status = api->DisablePerSessionThreads(options);
     if (!status) status = api->SetSessionGraphOptimizationLevel(options, ORT_ENABLE_ALL);
     // The inputs change size with every picture: an arena would keep the largest one's memory.
     if (!status) status = api->DisableCpuMemArena(options);
-    // Worker threads are the service's own: ONNX Runtime's must not spin waiting for work between runs.
-    if (!status) status = api->AddSessionConfigEntry(options, "session.intra_op.allow_spinning", "0");
     OrtSession *session = NULL;
     if (!status) status = api->CreateSession(env, path, options, &session);
     if (options) api->ReleaseSessionOptions(options);

@@ -107,7 +107,7 @@ public final class InstalledEngines: EngineFactory {
         if let sceneUnavailable { throw WireError(.engineFailure, "the scene engine is not available: \(sceneUnavailable)") }
         do throws(SceneError) {
             var settings = SceneEngine.Settings()
-            settings.threads = configuration.sceneThreads
+            if configuration.sceneThreads > 0 { settings.threads = configuration.sceneThreads }
             settings.wordTolerance = configuration.sceneWords ? configuration.sceneWordTolerance : nil
             let engine = try SceneEngine(models: configuration.sceneModels, languages: languages, settings: settings)
             scene = engine

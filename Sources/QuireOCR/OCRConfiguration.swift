@@ -143,8 +143,9 @@ public struct OCRConfiguration: Sendable, Equatable {
     public var enginesPerThread: Int = 3
     /// The scene engine's models (`det.onnx`, `rec.onnx`; scripts/install-onnxruntime puts them here).
     public var sceneModels: String = "/opt/quire-onnxruntime/models"
-    /// ONNX Runtime's threads per scene model on each worker thread.
-    public var sceneThreads: Int = 1
+    /// ONNX Runtime's operator threads for the scene models: one pool in the process, shared by every
+    /// worker thread's models; 0: one per core.
+    public var sceneThreads: Int = 0
     /// The scene engine replaces a word read as no word of the language's list (Debian's `wamerican`
     /// and the like in /usr/share/dict) by the likeliest word of the list near it...
     public var sceneWords: Bool = true
@@ -256,8 +257,8 @@ public struct OCRConfiguration: Sendable, Equatable {
                 help: "skip Tesseract's PNG round trip of each text line it reads (the same text, less time)"),
         Setting(\.sceneModels, flag: "scene-models", variable: "QUIRE_SCENE_MODELS", .string("DIR"),
                 help: "the scene engine's models (det.onnx, rec.onnx) for signs, screens, whiteboards and handwriting"),
-        Setting(\.sceneThreads, variable: "QUIRE_SCENE_THREADS", .integer(1...64),
-                help: "ONNX Runtime's threads per scene model on each worker thread"),
+        Setting(\.sceneThreads, variable: "QUIRE_SCENE_THREADS", .integer(0...64),
+                help: "ONNX Runtime's threads for the scene models, one pool shared by every worker thread of the process (0: one per core)"),
         Setting(\.sceneWords, variable: "QUIRE_SCENE_WORDS", .onOff,
                 help: "the scene engine reads a word spelled as no word of the language's list (/usr/share/dict) as the likeliest word of the list near it"),
         Setting(\.sceneWordTolerance, variable: "QUIRE_SCENE_WORD_TOLERANCE", .number(0...100),

@@ -7,7 +7,8 @@ public struct SceneError: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// One ONNX model opened for one thread's use (ONNX Runtime's C API, Sources/COnnxRuntime).
+/// One ONNX model opened for one thread's use (ONNX Runtime's C API, Sources/COnnxRuntime). Its
+/// operators run on the process's one pool of threads, which the first model opened sizes.
 final class OnnxModel {
     private let session: OpaquePointer
 

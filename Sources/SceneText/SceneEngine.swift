@@ -35,8 +35,9 @@ public final class SceneEngine: TextRecognizer {
         /// near them (``CTCDecoder/corrected(_:words:tolerance:scores:offset:classes:)``) where it is at most
         /// this much less likely (natural log); nil: words are read as the recognizer spells them.
         public var wordTolerance: Double? = 5
-        /// ONNX Runtime's threads for each model's operators.
-        public var threads = 1
+        /// ONNX Runtime's operator threads: one pool in the process, which every engine's models share
+        /// and the first engine opened sizes (``OnnxModel``); by default one per core.
+        public var threads = ProcessInfo.processInfo.activeProcessorCount
         /// Lines recognised together in one run of the recognizer.
         public var batch = 6
         public var regions = TextRegions()

@@ -22,8 +22,9 @@ const char *quire_ort_error(void);
 /// The loaded library's version ("1.32.0"), or NULL.
 const char *quire_ort_version(void);
 
-/// Opens the model at `path` for one thread's use, its operators running on `threads` threads.
-/// NULL on failure, with ONNX Runtime's message in `error`.
+/// Opens the model at `path` for one thread's use. Its operators run on the process's one pool of
+/// operator threads, which every session shares and the first open sizes to `threads` (later opens'
+/// `threads` are ignored). NULL on failure, with ONNX Runtime's message in `error`.
 quire_ort_session *quire_ort_open(const char *path, int threads, char *error, size_t error_size);
 void quire_ort_close(quire_ort_session *session);
 
