@@ -80,9 +80,8 @@ extension Image {
 
     /// ``neighbourCorrelation(step:)`` on an 8-bit grey image whose pixels stay alive meanwhile.
     private func correlationOfNeighbours(step: Int) -> Double? {
-        let grey = self
-        guard width > 1, height > 1, let data = pixGetData(grey.pix) else { return nil }
-        let wpl = Int(pixGetWpl(grey.pix))
+        guard width > 1, height > 1, let data = pixGetData(pix) else { return nil }
+        let wpl = Int(pixGetWpl(pix))
         // GET_DATA_BYTE: bytes are in big-endian order within each 32-bit word.
         func level(_ row: UnsafeMutablePointer<UInt32>, _ x: Int) -> Double {
             Double((row[x >> 2] >> UInt32(8 * (3 - (x & 3)))) & 0xFF)

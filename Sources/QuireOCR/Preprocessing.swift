@@ -62,8 +62,8 @@ extension Recognizer {
         var glyphHeight: Double?
         /// The box around the text, upright page at the uploaded resolution.
         var textBox: PixelBox?
-        /// The tones of ink and paper (``Image/tones()``).
-        var tones: (ink: Int, paper: Int)
+        /// The tones of ink and paper (``Image/tones()``); nil on a blank page, which is not measured.
+        var tones: (ink: Int, paper: Int)?
         /// The share of thin glyphs lying on their side (``Image/glyphs()``): near 0 for upright
         /// Latin print, near 1 for a page turned by a quarter; nil with too few thin glyphs.
         var sideways: Double?
@@ -90,8 +90,11 @@ extension Recognizer {
             full = decoded
             probe = try decoded.grey()
         }
-        // Noise is judged before the probe is scaled: interpolation makes neighbouring pixels alike.
-        let unscaled = probe
+        // Nothing to read: no scaling, no glyph search (on noise it finds a component at every pixel),
+        // no reading. Noise is judged before the probe is scaled: interpolation makes neighbouring
+        // pixels alike. Blank is judged on the full decode where one was made: in colour (text in
+        // colours of one grey) for every format but JPEG, whose probe is decoded grey.
+        if let blank = try blankStep(probe, colour: full) { return Probe(full: full, blank: blank) }
         let factor = probeScale * Double(source.width) / Double(probe.width)
         if abs(factor - 1) > 0.01 { probe = try probe.scaled(by: factor) }
         let uploadedPerProbe = Double(source.width) / Double(probe.width)
@@ -99,10 +102,6 @@ extension Recognizer {
         // widths, and the text's box is wanted in upright coordinates.
         probe = try source.upright(probe).image
         let tones = try probe.tones()
-        // Nothing to read: no glyph search (on noise it finds a component at every pixel), no reading.
-        // Blank is judged on the full decode where one was made: in colour (text in colours of one
-        // grey) for every format but JPEG, whose probe is decoded grey.
-        if let blank = try blankStep(unscaled, colour: full) { return Probe(tones: tones, full: full, blank: blank) }
         let (glyphs, standing, lying) = try probe.glyphs()
         let heights = glyphs.map(\.height).sorted()
         let sideways = standing + lying >= 20 ? Double(lying) / Double(standing + lying) : nil

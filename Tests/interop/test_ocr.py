@@ -525,6 +525,25 @@ def test_ink_is_darkened_on_clean_paper_and_not_on_grainy_paper(stack):
     assert "ink" not in [s["step"] for s in line["metadata"]["steps"]]
 
 
+def test_blank_and_noise_pages_come_back_empty_with_their_blank_step(stack):
+    """A page with nothing to read (one flat grey, random noise) comes back as a schema-valid result
+    with an empty page of its own size and the applied `blank` step as its only step, and a JPEG of
+    noise (probed from its grey decode) goes the same way."""
+    rng = random.Random(37)
+    noise = Image.frombytes("L", (700, 500), bytes(rng.randrange(256) for _ in range(700 * 500)))
+    cases = [(oi.png(Image.new("RGB", (640, 480), (200, 200, 200))), "range", (640, 480)),
+             (oi.png(noise), "neighbourCorrelation", (700, 500)),
+             (oi.encode(noise, "JPEG", quality=95), "neighbourCorrelation", (700, 500))]
+    for image, parameter, (width, height) in cases:
+        doc = ocr(stack, {}, image)
+        (page,) = doc["pages"]
+        assert (page["width"], page["height"]) == (width, height), page
+        assert page["blocks"] == [] and doc["text"] == "", doc["text"]
+        (step,) = doc["metadata"]["steps"]
+        assert step["step"] == "blank" and step["applied"] and parameter in step["parameters"], step
+    assert_still_serves(stack)
+
+
 def test_a_receipts_odd_decimal_comma_takes_the_dot_the_receipt_uses(stack):
     """A receipt that writes its amounts with dots gets the one amount read with a comma changed to a
     dot (`decimals` step: words and texts), and a page of comma amounts keeps its commas."""
