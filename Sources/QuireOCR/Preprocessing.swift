@@ -149,6 +149,9 @@ extension Recognizer {
         return 1
     }
 
+    /// The longest side Tesseract reads, pixels (`ImageThresholder::ThresholdToPix`).
+    static let maxEngineSide = 32_767
+
     /// A document is cropped to its text when the box keeps at most this share of the page.
     static let cropWhenKept = 0.8
 
@@ -213,6 +216,10 @@ extension Recognizer {
             if Double(pixels) * scale * scale > Double(configuration.maxRecognitionPixels) {
                 scale = (Double(configuration.maxRecognitionPixels) / Double(pixels)).squareRoot()
             }
+            // Tesseract refuses a page longer than 32,767 pixels on a side (its coordinates are 16-bit):
+            // a longer one (a long receipt scanned whole, within the pixel limit) is read reduced to fit.
+            let longest = Double(max(source.width, source.height))
+            if longest * scale > Double(Self.maxEngineSide) { scale = Double(Self.maxEngineSide) / longest }
             // A JPEG can be decoded at 1/2, 1/4 or 1/8 size for a fraction of the cost.
             var reduction = 1
             if source.reducible, decoded == nil {

@@ -67,6 +67,20 @@ public final class Recognizer {
         }
     }
 
+    /// Refuses, before decoding, a page of more than ``OCRConfiguration/maxPixels``, and one so long
+    /// and thin that reduced to the longest side Tesseract reads it would be under a pixel across.
+    func checkSize(_ header: Image.Header, _ what: String) throws(WireError) {
+        guard header.width * header.height <= configuration.maxPixels else {
+            throw WireError(.tooManyPixels, "\(what) is \(header.width)×\(header.height) pixels; the limit is \(configuration.maxPixels) pixels",
+                            limit: configuration.maxPixels)
+        }
+        let (long, short) = (max(header.width, header.height), min(header.width, header.height))
+        guard short * Self.maxEngineSide >= long else {
+            throw WireError(.tooManyPixels, "\(what) is \(header.width)×\(header.height) pixels: reduced to the longest side the engine reads, "
+                            + "\(Self.maxEngineSide) pixels, it would be less than a pixel across")
+        }
+    }
+
     func read(_ request: OCRRequest, image bytes: [UInt8]) throws(WireError) -> Recognition {
         let start = Instant.now()
         guard !bytes.isEmpty else { throw WireError(.notAnImage, "the image frame is empty") }
@@ -76,10 +90,7 @@ public final class Recognizer {
         if PDFDocument.sniff(bytes) { return try recognizePDF(request, bytes: bytes) }
         let header: Image.Header
         do { header = try Image.header(bytes) } catch { throw Self.wire(error) }
-        guard header.width * header.height <= configuration.maxPixels else {
-            throw WireError(.tooManyPixels, "the image is \(header.width)×\(header.height) pixels; the limit is \(configuration.maxPixels) pixels",
-                            limit: configuration.maxPixels)
-        }
+        try checkSize(header, "the image")
         let pageNumbers = try request.pageNumbers(pageCount: header.pages, maxPages: configuration.maxPages, noun: "the image")
         // TIFF pages may differ in size: size (and limit) each page by its own header, not page 1's.
         var pageHeaders: [Int: Image.Header] = [:]
@@ -87,10 +98,7 @@ public final class Recognizer {
             for number in Set(pageNumbers) {
                 var pageHeader = header
                 do { (pageHeader.width, pageHeader.height) = try Image.tiffPageSize(bytes, page: number - 1) } catch { throw Self.wire(error) }
-                guard pageHeader.width * pageHeader.height <= configuration.maxPixels else {
-                    throw WireError(.tooManyPixels, "page \(number) is \(pageHeader.width)×\(pageHeader.height) pixels; the limit is \(configuration.maxPixels) pixels",
-                                    limit: configuration.maxPixels)
-                }
+                try checkSize(pageHeader, "page \(number)")
                 pageHeaders[number] = pageHeader
             }
         }

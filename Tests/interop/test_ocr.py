@@ -626,6 +626,23 @@ def test_pixel_limit_applies_to_every_tiff_page(stack):
     assert err.get("limit") == MAX_PIXELS
 
 
+def test_a_page_longer_than_the_engine_reads_is_reduced_to_fit(stack):
+    """Tesseract refuses a page longer than 32,767 pixels on a side. A long strip within the pixel
+    limit is read reduced to that length (its words found, in the strip's own coordinates); one so thin
+    that reduced it would be under a pixel across is refused before decoding, with the reason."""
+    drawn = oi.render_lines(["Long receipt, scanned whole"], "sans", 56)
+    strip = Image.new("L", (34_000, drawn.image.height), 255)
+    strip.paste(drawn.image, (0, 0))
+    doc = ocr(stack, {}, oi.png(strip))
+    (page,) = doc["pages"]
+    assert (page["width"], page["height"]) == strip.size
+    assert page["recognitionScale"] <= 32_767 / 34_000 + 1e-4, page["recognitionScale"]  # rounded to 4 places
+    assert_words(page, drawn.words)
+    err = ocr_error(stack, [b"{}", oi.png(Image.new("L", (40_000, 1), 255))], "too_many_pixels")
+    assert "40000×1" in err["message"] and "less than a pixel" in err["message"], err
+    assert_still_serves(stack)
+
+
 def test_heic(stack):
     drawn = oi.render_lines(["Photographed on a phone", "stored as HEIC"], "sans", 44)
     data = oi.heic(drawn.image)
