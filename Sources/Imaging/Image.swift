@@ -104,8 +104,13 @@ public final class Image {
         return Image(owning: out)
     }
 
-    /// Silences Leptonica's own stderr messages about bad input: errors come back as values.
-    private static let quietOnce: Void = { _ = setMsgSeverity(Int32(L_SEVERITY_NONE)) }()
+    /// Silences Leptonica's own stderr messages about bad input: errors come back as values. Some of
+    /// its readers write to stderr past the severity (a damaged GIF: "Bad file: amount too big"), which
+    /// let a client's bad files fill a worker's log; its stderr handler drops them too.
+    private static let quietOnce: Void = {
+        _ = setMsgSeverity(Int32(L_SEVERITY_NONE))
+        leptSetStderrHandler { _ in }
+    }()
 
     /// Header facts read without decoding the pixels, so limits are checked before any allocation.
     public struct Header: Sendable, Equatable {

@@ -886,6 +886,25 @@ def test_errors(stack, case):
     assert_still_serves(stack)
 
 
+def test_truncated_tiffs_leave_the_workers_log_to_the_worker(stack):
+    """A TIFF cut short is answered (corrupt_image, or what of the page decoded), and the C libraries'
+    own complaints about it (Leptonica's "Bad file: amount too big") stay out of the worker's log: a
+    client's bad files must not fill it with lines that are not the worker's JSON."""
+    data = oi.tiff_pages([GOOD.image], compression="tiff_lzw")
+    written = {p: p.log_path.stat().st_size for p in stack.processes}
+    for share in (0.05, 0.3, 0.6, 0.9):
+        body = stack.call(SERVICE, [b"{}", oi.truncated(data, share)])
+        doc = json.loads(body[0])
+        if "error" in doc:
+            _validate(ERROR_SCHEMA, doc, "error reply")
+        else:
+            validate_result(doc)
+    assert_still_serves(stack)
+    for process in stack.processes:
+        for line in process.log_path.read_bytes()[written[process]:].decode("utf-8", "replace").splitlines():
+            assert not line.strip() or line.lstrip().startswith("{"), "%s wrote %r" % (process.argv[1], line)
+
+
 # Cases once answered with the wrong code (kept as regression tests): a compressed BMP must be
 # unsupported_format, valid JSON with a wrong value bad_request (not invalid_json), no frames bad_request.
 MORE_BAD = {
