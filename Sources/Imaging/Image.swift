@@ -105,8 +105,8 @@ public final class Image {
     }
 
     /// Silences Leptonica's own stderr messages about bad input: errors come back as values. Some of
-    /// its readers write to stderr past the severity (a damaged GIF: "Bad file: amount too big"), which
-    /// let a client's bad files fill a worker's log; its stderr handler drops them too.
+    /// its readers write to stderr past the severity (a truncated TIFF: "Bad file: amount too big"),
+    /// which let a client's bad files fill a worker's log; its stderr handler drops them too.
     private static let quietOnce: Void = {
         _ = setMsgSeverity(Int32(L_SEVERITY_NONE))
         leptSetStderrHandler { _ in }
