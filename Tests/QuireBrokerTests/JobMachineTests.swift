@@ -298,6 +298,28 @@ import Testing
         #expect(second != first)
     }
 
+    @Test func aJobPastItsResultTTLFreesItsKeyBeforeTheSweep() throws {
+        var rig = JobRig()
+        rig.free(1)
+        let body: [[UInt8]] = [Array("ocr".utf8), Array(#"{"job":{"idempotencyKey":"k","resultTtlSeconds":2}}"#.utf8)]
+        let submitted = rig.ask(Titanic.request, body)
+        let first = try #require(JobRig.replies(submitted).first?.body.last)
+        let tag = try #require(JobRig.dispatches(submitted).first?.tag)
+        _ = rig.handle(.attemptReplied(tag: tag, body: [Array("text".utf8)]))
+        _ = rig.endTurn()
+        rig.advance(ms: 1_999)
+        #expect(JobRig.replies(rig.ask(Titanic.request, body)).first?.body.last == first, "while its result lasts, the key is the job")
+        rig.advance(ms: 1)
+        // Expired, not yet swept: the same key is a new job, and the old row goes with the new one's insert.
+        let again = JobRig.replies(rig.ask(Titanic.request, body))
+        let second = try #require(again.first { $0.service == Titanic.request }?.body.last)
+        #expect(second != first)
+        let batch = try #require(rig.persisted.last)
+        #expect(batch.deletions == [String(decoding: first, as: UTF8.self)] && batch.inserts.map(\.record.id) == [String(decoding: second, as: UTF8.self)])
+        #expect(JobRig.replies(rig.ask(Titanic.status, [second])).first?.status == "200")
+        #expect(JobRig.replies(rig.ask(Titanic.reply, [first])).first?.error?.code == .unknownJob)
+    }
+
     @Test func aKeyReadBeforeItsJobsCloseIsOnDiskStillSeesTheClose() throws {
         // The store works on its own thread: the read of a key asked for in the turn that closed the
         // job can come back before that turn's batch is written, with the job still in it.

@@ -128,7 +128,15 @@ extension JobMachine {
     mutating func keyLoaded(_ existing: JobRecord?, for submission: JobSubmission, now: Int64,
                             random: inout some RandomNumberGenerator, into actions: inout [Action]) {
         if let existing, !isDeleted(existing.id) {
-            return reply(to: submission.client, service: Titanic.request, body: [Array("200".utf8), Array(existing.id.utf8)], into: &actions)
+            // A job whose result is past its TTL is gone (``answer(_:id:job:now:into:)``) even before the
+            // sweep deletes its row: its key is free again, as a closed job's is. Its row goes in the
+            // new job's batch, whose deletions are written before its inserts.
+            guard let expires = existing.expiresAt, expires <= now else {
+                return reply(to: submission.client, service: Titanic.request, body: [Array("200".utf8), Array(existing.id.utf8)], into: &actions)
+            }
+            forget(existing.id)
+            pending.deletions.insert(existing.id)
+            pending.updates[existing.id] = nil
         }
         // Another submission of the key, looked up at the same time, may have made the job meanwhile.
         if let key = submission.idempotencyKey, joinInsert(ofKey: submission.owner + "\u{0}" + key, submission.client) { return }
