@@ -45,6 +45,14 @@ extension JobMachine {
         return nil
     }
 
+    /// Forgets the job and deletes its row with this turn's batch, whose deletions are written before
+    /// its inserts (a new job may take the deleted one's idempotency key in the same turn).
+    mutating func delete(_ id: String) {
+        forget(id)
+        pending.deletions.insert(id)
+        pending.updates[id] = nil
+    }
+
     /// Closed this turn, or in a batch not yet on disk.
     func isDeleted(_ id: String) -> Bool {
         pending.deletions.contains(id) || writing.contains { $0.deletions.contains(id) }
@@ -128,15 +136,12 @@ extension JobMachine {
     mutating func keyLoaded(_ existing: JobRecord?, for submission: JobSubmission, now: Int64,
                             random: inout some RandomNumberGenerator, into actions: inout [Action]) {
         if let existing, !isDeleted(existing.id) {
-            // A job whose result is past its TTL is gone (``answer(_:id:job:now:into:)``) even before the
-            // sweep deletes its row: its key is free again, as a closed job's is. Its row goes in the
-            // new job's batch, whose deletions are written before its inserts.
-            guard let expires = existing.expiresAt, expires <= now else {
+            // A job whose result is past its TTL is gone even before the sweep deletes its row: its key
+            // is free again, as a closed job's is, and its row goes with the new job's insert.
+            guard existing.isExpired(at: now) else {
                 return reply(to: submission.client, service: Titanic.request, body: [Array("200".utf8), Array(existing.id.utf8)], into: &actions)
             }
-            forget(existing.id)
-            pending.deletions.insert(existing.id)
-            pending.updates[existing.id] = nil
+            delete(existing.id)
         }
         // Another submission of the key, looked up at the same time, may have made the job meanwhile.
         if let key = submission.idempotencyKey, joinInsert(ofKey: submission.owner + "\u{0}" + key, submission.client) { return }
@@ -172,7 +177,7 @@ extension JobMachine {
         let (client, service) = (lookup.client, lookup.service)
         // Someone else's job is reported as unknown, not as forbidden: ids are not an oracle. A result
         // past its TTL is gone even before the sweep deletes the row.
-        guard let job = record, job.owner == lookup.owner, (job.expiresAt ?? .max) > now else {
+        guard let job = record, job.owner == lookup.owner, !job.isExpired(at: now) else {
             if service == Titanic.close { return reply(to: client, service: service, body: [Array("200".utf8)], into: &actions) }
             return refuse(client, service, WireError(.unknownJob, "no job \(id)", service: service), into: &actions)
         }
@@ -202,9 +207,7 @@ extension JobMachine {
                                              job: id, owner: lookup.owner))
         case Titanic.close:
             let before = active[id]
-            forget(id)
-            pending.deletions.insert(id)
-            pending.updates[id] = nil
+            delete(id)
             answerWaiters(id, with: Titanic.refusal(WireError(.unknownJob, "the job was closed", service: job.service)), into: &actions)
             pending.acks.append(JobBatch.Ack(client: client, service: service, body: [Array("200".utf8)], undo: before, job: id, owner: lookup.owner))
         default:

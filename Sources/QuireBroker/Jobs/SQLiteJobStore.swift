@@ -71,6 +71,9 @@ public struct JobRecord: Sendable, Equatable {
     public var requestBytes: Int
     /// The last error, as its JSON frame.
     public var lastError: [UInt8]?
+
+    /// Whether the result is past its TTL at `now`: the job is gone, even before the sweep deletes its row.
+    public func isExpired(at now: Int64) -> Bool { (expiresAt ?? .max) <= now }
 }
 
 /// A failure of the job store, by kind: what the client is told depends on it.
