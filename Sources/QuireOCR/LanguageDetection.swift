@@ -239,8 +239,11 @@ extension Recognizer {
             if next == nil, plan.needsScript(confidence: first.page.confidence ?? 0, identification: identification, words: words),
                let image = first.image, let osd = engines.orientationDetector() {
                 let osdStarted = Instant.now()
-                let guess = osd.orientation(of: image)
+                // The orientation check may have asked OSD of this very picture already (a poorly read
+                // page is checked): its answer names the script too.
+                let guess = first.detected.map(\.guess) ?? osd.orientation(of: image)
                 var scriptParameters: [String: Double] = ["ms": osdStarted.millisecondsSince, "minConfidence": configuration.scriptConfidence]
+                if first.detected != nil { scriptParameters["fromOrientation"] = 1 }
                 if let guess { scriptParameters[guess.script] = EnginePolicy.hundredths(guess.scriptConfidence) }
                 if let guess, guess.scriptConfidence >= (Scripts.unsure.contains(guess.script) ? 0 : configuration.scriptConfidence) {
                     next = plan.packs(forScript: guess.script, current: kept.languages)

@@ -24,6 +24,12 @@ extension Recognizer {
         var image: Image?
         /// ``image``'s pixels → the page's coordinates.
         var toPage: Affine?
+        /// What orientation and script detection said of ``image``, where the orientation check asked it
+        /// of that very picture: script detection takes it from here instead of asking again.
+        var detected: Detected?
+
+        /// One answer of orientation and script detection; `guess` nil where it could not tell.
+        struct Detected { var guess: OrientationGuess? }
     }
 
     /// Reads one page as `policy` says: with its first reader, then with its second where the first
@@ -159,12 +165,14 @@ extension Recognizer {
             prepareSeconds += Instant.now().seconds(since: started)
         }
         var (page, recognized, confidence) = try attempt(turns: firstTurns, steps: &steps)
+        var detected: PageRead.Detected?
         if detect, confidence < configuration.orientationCheckBelow, let osd = engines.orientationDetector() {
             var parameters: [String: Double] = ["minConfidence": configuration.orientationConfidence, "readConfidence": (confidence * 100).rounded() / 100]
             var candidates: [Int] = []
             if firstTurns == 0 {
                 let started = Instant.now()
                 let guess = osd.orientation(of: page.image)
+                detected = .init(guess: guess)
                 engine.clear()
                 let turns = (guess?.confidence ?? 0) >= configuration.orientationConfidence ? (guess?.rotation ?? 0) / 90 : 0
                 parameters["ms"] = started.millisecondsSince
@@ -186,6 +194,7 @@ extension Recognizer {
                 // Kept only when clearly better: a wrong turn reads garbage with a similar confidence.
                 if turned.2 >= confidence + configuration.orientationGain {
                     (page, recognized, confidence) = turned
+                    detected = nil
                     steps = prepared.steps + turnedSteps
                     parameters["rotation"] = Double(candidate * 90)
                     applied = true
@@ -205,7 +214,7 @@ extension Recognizer {
                                        transform: page.toStored)
         built.renderings = Self.renderings(of: built, outputs)
         return PageRead(page: built, steps: steps, prepareSeconds: prepareSeconds, recognizeSeconds: recognizeSeconds, engine: engine.engineName,
-                        image: page.image, toPage: page.toPage)
+                        image: page.image, toPage: page.toPage, detected: detected)
     }
 
     /// The text outputs asked for, rendered from the page's own result (its boxes are already those of

@@ -100,7 +100,11 @@ public final class FakeEngines: EngineFactory {
         return picture
     }
 
-    public func orientationDetector() -> (any OrientationDetector)? { detected.map(FakeDetector.init) }
+    public func orientationDetector() -> (any OrientationDetector)? {
+        detected.map { guess in FakeDetector(guess) { [unowned self] in self.detections += 1 } }
+    }
+    /// How many times orientation and script detection was asked.
+    public private(set) var detections = 0
 
     /// The reader of single lines; nil: none, as on a worker without the scene models.
     public var lines: FakeLineReader?
@@ -126,6 +130,13 @@ public final class FakeLineReader: LineReader {
 /// An orientation and script detector that says the same of every image.
 public final class FakeDetector: OrientationDetector {
     let guess: OrientationGuess
-    public init(_ guess: OrientationGuess) { self.guess = guess }
-    public func orientation(of image: Image) -> OrientationGuess? { guess }
+    let asked: () -> Void
+    public init(_ guess: OrientationGuess, asked: @escaping () -> Void = {}) {
+        self.guess = guess
+        self.asked = asked
+    }
+    public func orientation(of image: Image) -> OrientationGuess? {
+        asked()
+        return guess
+    }
 }

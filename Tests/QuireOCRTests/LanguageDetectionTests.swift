@@ -79,6 +79,21 @@ import Testing
         #expect(result.pages[0].text.hasPrefix("Сегодня"))
         let script = try #require(result.metadata.steps.first { $0.step == "script" })
         #expect(script.applied && script.parameters["Cyrillic"] == 3.5)
+        // The orientation check asked OSD of the same picture (the page read poorly): its answer named
+        // the script, and OSD was not asked again.
+        #expect(engines.detections == 1 && script.parameters["fromOrientation"] == 1)
+    }
+
+    @Test func scriptDetectionAsksOSDItselfWhereTheOrientationCheckDidNot() throws {
+        // With the check off, OSD is asked once, for the script.
+        let engines = FakeEngines(page: FakeRecognizer("fake", words: Self.garbage), installed: ["eng", "rus", "osd"])
+        engines.pagesByLanguages["rus"] = FakeRecognizer("fake-rus", words: Self.russian)
+        engines.detected = OrientationGuess(rotation: 0, confidence: 2, script: "Cyrillic", scriptConfidence: 3.5)
+        let result = try read(engines, OCRRequest(engine: .tesseract)) { $0.detectOrientation = false }
+        #expect(result.metadata.languages == ["ru"] && engines.detections == 1)
+        #expect(!result.metadata.steps.contains { $0.step == "orientation" })
+        let script = try #require(result.metadata.steps.first { $0.step == "script" })
+        #expect(script.applied && script.parameters["fromOrientation"] == nil)
     }
 
     @Test func aWrongScriptsGarbageIsNotKept() throws {
