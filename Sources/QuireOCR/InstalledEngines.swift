@@ -109,6 +109,7 @@ public final class InstalledEngines: EngineFactory {
             var settings = SceneEngine.Settings()
             if configuration.sceneThreads > 0 { settings.threads = configuration.sceneThreads }
             settings.wordTolerance = configuration.sceneWords ? configuration.sceneWordTolerance : nil
+            settings.detectorMinSide = configuration.sceneDetectorSide
             let engine = try SceneEngine(models: configuration.sceneModels, languages: languages, settings: settings)
             scene = engine
             return engine

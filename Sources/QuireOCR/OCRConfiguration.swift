@@ -151,6 +151,9 @@ public struct OCRConfiguration: Sendable, Equatable {
     public var sceneWords: Bool = true
     /// ...when that word is at most this much less likely than the reading (natural log).
     public var sceneWordTolerance: Double = 5
+    /// The scene detector sees a picture enlarged until its shorter side has this many pixels (at most
+    /// four times; ``SceneEngine/Settings/detectorMinSide``).
+    public var sceneDetectorSide: Int = 640
     /// The engine of a request that names none.
     public var defaultEngine: OCRRequest.Engine = .auto
     /// `auto` shows a page to the scene engine too when Tesseract read fewer than this many words with
@@ -263,6 +266,8 @@ public struct OCRConfiguration: Sendable, Equatable {
                 help: "the scene engine reads a word spelled as no word of the language's list (/usr/share/dict) as the likeliest word of the list near it"),
         Setting(\.sceneWordTolerance, variable: "QUIRE_SCENE_WORD_TOLERANCE", .number(0...100),
                 help: "how much less likely (natural log) than the reading the word of the list may be"),
+        Setting(\.sceneDetectorSide, variable: "QUIRE_SCENE_DETECTOR_SIDE", .integer(32...2000),
+                help: "the scene detector sees a picture enlarged until its shorter side has this many pixels (at most 4 times)"),
         Setting(\.defaultEngine, variable: "QUIRE_OCR_ENGINE", .choice(noun: "engine", placeholder: "E"),
                 help: "the engine of a request that names none: auto (chosen by the picture), tesseract or scene"),
         Setting(\.sceneBelowConfidentWords, variable: "QUIRE_OCR_SCENE_BELOW_WORDS", .integer(0...100_000),

@@ -190,8 +190,8 @@ import Testing
 @Suite struct DetectorSizeTests {
     @Test func aPictureIsEnlargedTowardTheShorterSideButAtMostFourTimesAndReducedToTheLongerOne() {
         let settings = SceneEngine.Settings()
-        // A photo: its shorter side made 736.
-        #expect(SceneEngine.detectorSize(width: 400, height: 300, settings) == (992, 736))
+        // A photo: its shorter side made 640.
+        #expect(SceneEngine.detectorSize(width: 400, height: 300, settings) == (864, 640))
         // A word cropped tight, 40 × 16 with its margins 56 × 32: four times, not 23.
         #expect(SceneEngine.detectorSize(width: 56, height: 32, settings) == (224, 128))
         // A long line: its longer side held to 2,000.
