@@ -2,6 +2,7 @@ import Foundation
 import QuireRecognition
 import QuireSupport
 import QuireWire
+import SceneText
 
 /// Limits and defaults of the OCR worker, every default in one place.
 public struct OCRConfiguration: Sendable, Equatable {
@@ -153,7 +154,7 @@ public struct OCRConfiguration: Sendable, Equatable {
     public var sceneWordTolerance: Double = 5
     /// The scene detector sees a picture enlarged until its shorter side has this many pixels (at most
     /// four times; ``SceneEngine/Settings/detectorMinSide``).
-    public var sceneDetectorSide: Int = 640
+    public var sceneDetectorSide: Int = SceneEngine.Settings().detectorMinSide
     /// The engine of a request that names none.
     public var defaultEngine: OCRRequest.Engine = .auto
     /// `auto` shows a page to the scene engine too when Tesseract read fewer than this many words with

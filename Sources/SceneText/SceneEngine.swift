@@ -9,8 +9,8 @@ public final class SceneEngine: TextRecognizer {
     /// How pictures are sized for the models.
     public struct Settings: Sendable {
         /// The detector sees the picture enlarged until its shorter side has this many pixels (RapidOCR
-        /// says 736: on photos-dev, 640 read the whiteboards and a plaque better and no photo worse, and
-        /// a picture's detection costs 28% less; docs/benchmarks.md)...
+        /// says 736: on photos-dev, 640 read the whiteboards and a plaque better and no photo worse, with
+        /// a quarter fewer pixels to detect; docs/benchmarks.md)...
         public var detectorMinSide = 640
         /// ...but never more than this many times: a word cropped tight is text enough, and a picture
         /// of 40 × 16 pixels made 1,280 × 736 took the detector a second.
