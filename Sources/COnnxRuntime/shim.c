@@ -178,9 +178,9 @@ int quire_ort_run(quire_ort_session *session, const float *input, const int64_t 
     const char *output_names[1] = {session->output};
 #if defined(__x86_64__) || defined(__i386__)
     // The calling thread does its share of the operators. With denormal floats (below 1.2e-38, which
-    // the detector's activations reach) flushed to zero, and read as zero, a run takes a third less
-    // time on x86 (photos-dev reads the same; docs/benchmarks.md). Only for the run: Tesseract, on the
-    // same thread, keeps IEEE arithmetic.
+    // the detector's layers reach) flushed to zero, and read as zero, a run takes a third to a half
+    // less time on x86 (photos-dev reads the same; docs/benchmarks.md). Only for the run: Tesseract,
+    // on the same thread, keeps IEEE arithmetic.
     unsigned int csr = _mm_getcsr();
     _mm_setcsr(csr | 0x8040);  // FTZ (bit 15) and DAZ (bit 6)
 #endif
