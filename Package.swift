@@ -141,7 +141,7 @@ let package = Package(
         .testTarget(name: "TesseractTests", dependencies: ["Tesseract", "Imaging", "QuireRecognition", "CTesseract", "CLeptonica", "CTesseractShim", "QuireTestSupport"]),
         .testTarget(name: "ImagingTests", dependencies: ["Imaging", "CLeptonica", "QuireTestSupport"]),
         .testTarget(name: "QuirePDFTests", dependencies: ["QuirePDF", "Imaging", "QuireRecognition"]),
-        .testTarget(name: "SceneTextTests", dependencies: ["SceneText", "Imaging", "QuireRecognition"]),
+        .testTarget(name: "SceneTextTests", dependencies: ["SceneText", "Imaging", "QuireRecognition", "QuireTestSupport"]),
         .testTarget(name: "QuireRecognitionTests", dependencies: ["QuireRecognition", "Imaging", "QuireWire"]),
         .testTarget(name: "LanguageIDTests", dependencies: ["LanguageID"]),
         .testTarget(name: "QuireBenchTests", dependencies: ["QuireBench", "QuireTestSupport"]),
