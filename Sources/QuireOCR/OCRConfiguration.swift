@@ -89,7 +89,8 @@ public struct OCRConfiguration: Sendable, Equatable {
     /// shown to orientation detection before they are read: a page turned by a quarter (upright
     /// pages stay under 0.65, receipts' dashes included; turned ones measure 0.98 and more).
     public var sidewaysGlyphs: Double = 0.85
-    /// How much more confidently (0…1) a turned page must read to be kept turned.
+    /// How much more confidently (0…1) a turned page must read to be kept turned; it must also read at
+    /// least at ``orientationCheckBelow``, as an upright page does (real turned pages kept read at 0.96).
     public var orientationGain: Double = 0.1
     /// Even out uneven light (background normalisation) when the paper's brightness varies by at
     /// least ``unevenLightSpread`` (0…255) across the page.

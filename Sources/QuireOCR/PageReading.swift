@@ -191,8 +191,10 @@ extension Recognizer {
                 var turnedSteps: [OCRResult.Step] = []
                 let turned = try attempt(turns: candidate, steps: &turnedSteps)
                 parameters["turnedConfidence"] = (turned.2 * 100).rounded() / 100
-                // Kept only when clearly better: a wrong turn reads garbage with a similar confidence.
-                if turned.2 >= confidence + configuration.orientationGain {
+                // Kept only when clearly better, and read as confidently as an upright page that needs
+                // no check: a wrong turn reads garbage with a similar confidence, and so does every turn
+                // of a picture that is garbage whichever way up (a damaged file: 0.25 against 0).
+                if turned.2 >= confidence + configuration.orientationGain, turned.2 >= configuration.orientationCheckBelow {
                     (page, recognized, confidence) = turned
                     detected = nil
                     steps = prepared.steps + turnedSteps

@@ -22,6 +22,8 @@ public final class FakeRecognizer: TextRecognizer {
     public let engineName: String
     public let input: RecognizerInput
     public var words: [FakeWord]
+    /// What it reads instead on an image taller than wide (a wide page turned a quarter); nil: `words`.
+    public var wordsWhenTall: [FakeWord]?
     /// The size of each image it was asked to read, in order.
     public private(set) var shown: [(width: Int, height: Int)] = []
 
@@ -40,6 +42,7 @@ public final class FakeRecognizer: TextRecognizer {
 
     public func recognize(_ image: Image, layout: Layout, symbols: Bool) throws(RecognitionError) -> RecognizedPage {
         shown.append((image.width, image.height))
+        let words = image.height > image.width ? wordsWhenTall ?? words : words
         let lines = words.map { word -> RecognizedElement in
             let b = box(word, image)
             let symbolWidth = max(1, b.width / max(1, word.text.count))
