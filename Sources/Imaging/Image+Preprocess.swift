@@ -181,8 +181,18 @@ extension Image {
     /// glyph-sized components. Upright Latin print has many standing ones (`l`, `1`, `I`, `f`) and few
     /// lying ones (dashes are shorter than letters); a page turned by a quarter has them the other
     /// way round.
-    public func glyphs() throws(ImageError) -> (upright: [PixelBox], thinStanding: Int, thinLying: Int) {
-        let binary = try binary()
+    ///
+    /// - Parameter rowGaps: where above 0, gaps of up to this many blank rows within a glyph are
+    ///   filled first (a vertical closing): a glyph cut into slices by blank rows (a damaged GIF's
+    ///   lost rows, a dot-matrix printer's dead pin) is measured whole.
+    public func glyphs(bridgingRowGaps rowGaps: Int = 0) throws(ImageError) -> (upright: [PixelBox], thinStanding: Int, thinLying: Int) {
+        var binary = try binary()
+        if rowGaps > 0 {
+            guard let closed = pixCloseSafeBrick(nil, binary.pix, 1, Int32(rowGaps + 1)) else {
+                throw ImageError(.internalFailure, "closing the rows' gaps failed")
+            }
+            binary = Image(owning: closed)
+        }
         guard let boxa = pixConnCompBB(binary.pix, 8) else { return ([], 0, 0) }
         var boxes: UnsafeMutablePointer<BOXA>? = boxa
         defer { boxaDestroy(&boxes) }

@@ -7,9 +7,16 @@ internal import CLeptonica
 public enum TestImages {
     /// A `width`×`height` PNG with rows of `glyphHeight`-high glyphs (each 0.6 as wide, a third apart)
     /// filling the box `text` (fractions of the page: x, y, width, height), rows 1.8 glyphs apart.
+    /// With `blankRowEvery` n, every n-th row of the page is left white, cutting each glyph into slices
+    /// (as a damaged GIF's lost rows or a dot-matrix printer's dead pin do).
     public static func page(width: Int, height: Int, glyphHeight: Int, text: (x: Double, y: Double, width: Double, height: Double) = (0.1, 0.1, 0.8, 0.8),
-                            resolution: Int = 300) throws -> [UInt8] {
-        let pixels = pagePixels(width: width, height: height, glyphHeight: glyphHeight, text: text)
+                            resolution: Int = 300, blankRowEvery: Int = 0) throws -> [UInt8] {
+        var pixels = pagePixels(width: width, height: height, glyphHeight: glyphHeight, text: text)
+        if blankRowEvery > 0 {
+            for row in stride(from: 0, to: height, by: blankRowEvery) {
+                pixels.replaceSubrange(row * width * 4..<(row + 1) * width * 4, with: repeatElement(255, count: width * 4))
+            }
+        }
         return try png(pixels, width: width, height: height, resolution: resolution)
     }
 

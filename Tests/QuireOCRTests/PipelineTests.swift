@@ -155,6 +155,37 @@ import Testing
     }
 }
 
+/// The probe's glyph height, which decides how much a page is enlarged before it is read.
+@Suite struct GlyphMeasureTests {
+    func scaleStep(_ image: [UInt8]) throws -> OCRResult.Step {
+        let reader = FakeRecognizer("fake-page 1", words: PipelineTests.words)
+        let result = try Recognizer(configuration: OCRConfiguration(), engines: FakeEngines(page: reader))
+            .recognize(OCRRequest(languages: ["eng"], engine: .tesseract), image: image).result
+        return try #require(result.metadata.steps.first { $0.step == "scale" })
+    }
+
+    @Test func glyphsCutIntoSlicesByBlankRowsAreMeasuredWhole() throws {
+        // 18 px glyphs with every sixth row blank: slices of at most 5 px, which alone would have the
+        // page enlarged four times.
+        let sliced = try scaleStep(TestImages.page(width: 1_200, height: 600, glyphHeight: 18, blankRowEvery: 6))
+        let whole = try scaleStep(TestImages.page(width: 1_200, height: 600, glyphHeight: 18))
+        #expect(!sliced.applied && sliced.parameters["factor"] == 1)
+        #expect(sliced.parameters["glyphHeight"] == whole.parameters["glyphHeight"])
+        #expect(whole.parameters["glyphHeight"] == 18)
+    }
+
+    @Test func slicedSmallPrintIsEnlargedAsTheSmallPrintItIs() throws {
+        // 12 px glyphs are enlarged to 28 px. With every sixth row blank, their slices of at most 5 px
+        // would have had the page enlarged four times; measured whole (a glyph whose top or bottom row
+        // is blank is a pixel lower), they are enlarged as small print.
+        let whole = try scaleStep(TestImages.page(width: 1_200, height: 600, glyphHeight: 12))
+        let sliced = try scaleStep(TestImages.page(width: 1_200, height: 600, glyphHeight: 12, blankRowEvery: 6))
+        #expect(whole.applied && whole.parameters["glyphHeight"] == 12)
+        let height = try #require(sliced.parameters["glyphHeight"]), factor = try #require(sliced.parameters["factor"])
+        #expect(sliced.applied && (11...12).contains(height) && factor <= 28 / 11 + 0.01, "\(sliced.parameters)")
+    }
+}
+
 /// The orientation check after a poor reading: a turn OSD names is read, and kept only where it reads
 /// clearly better and as confidently as an upright page.
 @Suite struct OrientationCheckTests {
