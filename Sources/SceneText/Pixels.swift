@@ -35,9 +35,37 @@ public struct Pixels: Sendable, Equatable {
     }
 
     /// The picture resized to `width`×`height` (bilinear, pixel centres aligned as image libraries do).
+    /// The same arithmetic as ``bilinear(_:_:_:)`` at every pixel, with each column's and each row's
+    /// neighbours and weights worked out once: the detector's input is up to a million pixels.
     public func resized(width newWidth: Int, height newHeight: Int) -> Pixels {
         let sx = Double(width) / Double(newWidth), sy = Double(height) / Double(newHeight)
-        return mapped(width: newWidth, height: newHeight) { x, y in ((Double(x) + 0.5) * sx - 0.5, (Double(y) + 0.5) * sy - 0.5) }
+        /// For each output coordinate: the two source coordinates either side (edges replicated) and
+        /// the weight of the second.
+        func taps(_ count: Int, _ scale: Double, _ limit: Int) -> [(Int, Int, Float)] {
+            (0..<count).map { i in
+                let at = (Double(i) + 0.5) * scale - 0.5
+                let first = Int(at.rounded(.down))
+                return (min(max(first, 0), limit - 1), min(max(first + 1, 0), limit - 1), Float(at - Double(first)))
+            }
+        }
+        let columns = taps(newWidth, sx, width), rows = taps(newHeight, sy, height)
+        var out = [UInt8](repeating: 0, count: newWidth * newHeight * 3)
+        out.withUnsafeMutableBufferPointer { o in
+            bytes.withUnsafeBufferPointer { b in
+                for (y, (y0, y1, fy)) in rows.enumerated() {
+                    let top = y0 * width * 3, bottom = y1 * width * 3
+                    for (x, (x0, x1, fx)) in columns.enumerated() {
+                        let target = (y * newWidth + x) * 3
+                        for c in 0..<3 {
+                            let upper = Float(b[top + x0 * 3 + c]) * (1 - fx) + Float(b[top + x1 * 3 + c]) * fx
+                            let lower = Float(b[bottom + x0 * 3 + c]) * (1 - fx) + Float(b[bottom + x1 * 3 + c]) * fx
+                            o[target + c] = UInt8(min(255, max(0, (upper * (1 - fy) + lower * fy).rounded())))
+                        }
+                    }
+                }
+            }
+        }
+        return Pixels(width: newWidth, height: newHeight, bytes: out)
     }
 
     /// The quadrilateral `corners` (clockwise from its top-left, in this picture's pixel coordinates)

@@ -105,6 +105,28 @@ import Testing
         #expect(p.resized(width: 6, height: 4) == p)
     }
 
+    @Test("resizing samples every pixel as bilinear interpolation at its centre does", arguments: [(80, 48), (17, 9), (40, 23), (37, 64), (1, 1)])
+    func resizeIsBilinearAtEveryPixel(size: (width: Int, height: Int)) {
+        var state: UInt64 = 7
+        let bytes = (0..<(37 * 23 * 3)).map { _ in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return UInt8(truncatingIfNeeded: state >> 56)
+        }
+        let p = Pixels(width: 37, height: 23, bytes: bytes)
+        let resized = p.resized(width: size.width, height: size.height)
+        let sx = 37.0 / Double(size.width), sy = 23.0 / Double(size.height)
+        var expected: [UInt8] = []
+        for y in 0..<size.height {
+            for x in 0..<size.width {
+                for c in 0..<3 {
+                    let v = p.bilinear((Double(x) + 0.5) * sx - 0.5, (Double(y) + 0.5) * sy - 0.5, c)
+                    expected.append(UInt8(min(255, max(0, v.rounded()))))
+                }
+            }
+        }
+        #expect(resized.width == size.width && resized.height == size.height && resized.bytes == expected)
+    }
+
     @Test func warpStraightensATurnedQuadrilateral() {
         // The right half of the ramp, taken from its top-right corner round (turned a quarter).
         let p = ramp(width: 6, height: 4)
