@@ -108,7 +108,8 @@ extension Recognizer {
         // blank rows (a damaged GIF's lost rows, a dot-matrix printer's dead pin) measure as their
         // slices: where filling one-row gaps at least doubles the median height, the filled glyphs are
         // measured instead. Print broken by wear gains less: at most 1.44× on the dev sets' receipts,
-        // photos and pages (the slices of a damaged GIF's 19 px glyphs measured 7 px: 2.4×).
+        // photos and pages (a damaged GIF's glyphs, 19 px in its clean rendering, measured 7 px as
+        // slices and 17 px filled: 2.4×).
         if heights.count >= 12, Double(heights[heights.count / 2]) * uploadedPerProbe < configuration.smallGlyphHeight {
             let bridged = try probe.glyphs(bridgingRowGaps: 1)
             let bridgedHeights = bridged.upright.map(\.height).sorted()
