@@ -100,6 +100,25 @@ import Testing
         #expect(rig.loads.contains { if case .reply = $0 { true } else { false } })
     }
 
+    @Test func aReaderHearsAnOutcomeOnlyOnceItIsOnDisk() throws {
+        var rig = JobRig()
+        rig.free(1)
+        let (id, actions) = rig.submit()
+        let jobID = try #require(id)
+        let tag = try #require(JobRig.dispatches(actions).first?.tag)
+        _ = rig.handle(.attemptReplied(tag: tag, body: [Array("text".utf8)]))
+        // Asked in the same turn, before the outcome is written: the reader waits for the write, as a
+        // submitter does, so that no crash takes back what it was told and every broker reads the same.
+        let asked = rig.handle(.request(peer: Array("r".utf8), dialect: .mdp02, service: Titanic.reply, body: [Array(jobID.utf8)], owner: "",
+                                        workers: rig.workers))
+        #expect(JobRig.replies(asked).isEmpty)
+        #expect(rig.rows[jobID]?.record.state != .done)
+        let written = rig.endTurn()
+        #expect(rig.rows[jobID]?.record.state == .done)
+        let reply = try #require(JobRig.replies(written).first { $0.peer == "r" })
+        #expect(reply.body == [Array("200".utf8), Array("text".utf8)])
+    }
+
     @Test func retryableFailuresBackOffWithJitterThenTheJobIsDead() throws {
         var rig = JobRig()
         rig.free(1)

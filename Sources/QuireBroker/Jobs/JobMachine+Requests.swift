@@ -190,6 +190,13 @@ extension JobMachine {
                 }
                 return reply(to: client, service: service, body: [Array("300".utf8)], into: &actions)
             }
+            // An outcome not yet on disk is not handed out: the reader waits for the write (a turn,
+            // milliseconds), so that what a reader has seen no crash takes back, and every broker on
+            // the store reads the same job as that reader did.
+            if pending.updates[id] != nil || writing.contains(where: { $0.updates[id] != nil }) {
+                waiters[id, default: []].append((client, now + configuration.maxWait.value, lookup.owner))
+                return
+            }
             finalReply(job, to: client, into: &actions)
         case Titanic.status:
             var status = Self.status(of: job)
@@ -215,14 +222,11 @@ extension JobMachine {
         }
     }
 
-    /// The reply to `titanic.reply` for a finished job: `200` and the worker's reply when the service
-    /// answered (a worker's own error reply included), `400` and the reason when it never will.
+    /// The reply to `titanic.reply` for a finished job on disk: `200` and the worker's reply when the
+    /// service answered (a worker's own error reply included), `400` and the reason when it never will.
     private func finalReply(_ job: JobRecord, to client: JobClient, into actions: inout [Action]) {
         guard job.state == .done || job.state == .failed else {
             return reply(to: client, service: Titanic.reply, body: Self.finalReplyBody(job, reply: nil), into: &actions)
-        }
-        if let stored = pending.updates[job.id]?.reply {
-            return reply(to: client, service: Titanic.reply, body: Self.finalReplyBody(job, reply: stored), into: &actions)
         }
         actions.append(.load(.reply(job, to: client)))
     }
