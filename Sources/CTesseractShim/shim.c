@@ -64,3 +64,10 @@ extern int quire_tesseract_doubling_openings(int on) __attribute__((weak));
 int quire_doubling_openings(int on) {
     return quire_tesseract_doubling_openings ? quire_tesseract_doubling_openings(on) : -1;
 }
+
+// ...and this one (0013).
+extern int quire_tesseract_lane_class_pruner(int on) __attribute__((weak));
+
+int quire_lane_class_pruner(int on) {
+    return quire_tesseract_lane_class_pruner ? quire_tesseract_lane_class_pruner(on) : -1;
+}

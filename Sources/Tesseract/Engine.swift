@@ -112,6 +112,17 @@ public final class Engine: TextRecognizer, OrientationDetector {
         return state < 0 ? nil : state == 1
     }
 
+    /// Switches the patched engine's class pruner that sums in lanes on or off (off: the loop feature by
+    /// feature) for every engine in the process: a switch for tests, which compare the two. The class
+    /// pruner is the legacy classifier's first step, which orientation and script detection runs on
+    /// every glyph it looks at. Returns whether it runs now, or nil when the linked Tesseract has no
+    /// such switch (Debian's 5.3).
+    @discardableResult
+    public static func setLaneClassPruner(_ on: Bool) -> Bool? {
+        let state = quire_lane_class_pruner(on ? 1 : 0)
+        return state < 0 ? nil : state == 1
+    }
+
     /// Whether the interposed `pixWriteMem` is the one Tesseract's calls reach (tests check it, so that
     /// a linker change that drops it is noticed).
     public static var lineImageShimBound: Bool { quire_raw_line_images_interposed() != 0 }

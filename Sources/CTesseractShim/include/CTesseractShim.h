@@ -37,4 +37,9 @@ int quire_vnni(int on);
 /// compare the two. Returns whether they run now, or -1 when the linked Tesseract has no such switch.
 int quire_doubling_openings(int on);
 
+/// Switches the patched Tesseract's class pruner that sums in lanes (scripts/tesseract-patches/0013)
+/// on (1, the default) or off (0, the loop feature by feature) for the whole process, so that tests can
+/// compare the two. Returns whether it runs now, or -1 when the linked Tesseract has no such switch.
+int quire_lane_class_pruner(int on);
+
 #endif
