@@ -84,10 +84,7 @@ import Testing
 
     @Test func aReplyFinishesTheJobAndAReaderGetsIt() throws {
         var rig = JobRig()
-        rig.free(1)
-        let (id, actions) = rig.submit()
-        let jobID = try #require(id)
-        let tag = try #require(JobRig.dispatches(actions).first?.tag)
+        let (jobID, tag) = try rig.dispatchedJob()
         rig.advance(ms: 250)
         let replied = rig.handle(.attemptReplied(tag: tag, body: [Array("text".utf8)]))
         #expect(JobRig.statistics(replied).contains(.ran(service: "ocr", seconds: 0.25)))
@@ -102,10 +99,7 @@ import Testing
 
     @Test func aReaderHearsAnOutcomeOnlyOnceItIsOnDisk() throws {
         var rig = JobRig()
-        rig.free(1)
-        let (id, actions) = rig.submit()
-        let jobID = try #require(id)
-        let tag = try #require(JobRig.dispatches(actions).first?.tag)
+        let (jobID, tag) = try rig.dispatchedJob()
         _ = rig.handle(.attemptReplied(tag: tag, body: [Array("text".utf8)]))
         // Asked in the same turn, before the outcome is written: the reader waits for the write, as a
         // submitter does, so that no crash takes back what it was told and every broker reads the same.
@@ -121,10 +115,8 @@ import Testing
 
     @Test func retryableFailuresBackOffWithJitterThenTheJobIsDead() throws {
         var rig = JobRig()
-        rig.free(1)
-        let (id, actions) = rig.submit()
-        let jobID = try #require(id)
-        var tag = try #require(JobRig.dispatches(actions).first?.tag)
+        let (jobID, firstTag) = try rig.dispatchedJob()
+        var tag = firstTag
         let busy = WireError(.busy, "worker busy", service: "ocr").jsonFrame
         // Attempt 1 fails: the retry waits between half and all of retryBase (1 s).
         let retried = rig.handle(.attemptReplied(tag: tag, body: [busy]))
@@ -160,25 +152,21 @@ import Testing
 
     @Test func aServiceErrorThatNoRetryChangesFailsTheJobAtOnce() throws {
         var rig = JobRig()
-        rig.free(1)
-        let (id, actions) = rig.submit()
-        let tag = try #require(JobRig.dispatches(actions).first?.tag)
+        let (id, tag) = try rig.dispatchedJob()
         let corrupt = WireError(.badRequest, "not an image", service: "ocr").jsonFrame
         let after = rig.handle(.attemptReplied(tag: tag, body: [corrupt]))
         #expect(JobRig.statistics(after).contains(.failed(service: "ocr")))
         _ = rig.endTurn()
-        #expect(rig.rows[id ?? ""]?.record.state == .failed)
+        #expect(rig.rows[id]?.record.state == .failed)
         // The service answered: the reader gets 200 and the worker's own error.
-        let reply = try #require(JobRig.replies(rig.ask(Titanic.reply, [Array((id ?? "").utf8)])).first)
+        let reply = try #require(JobRig.replies(rig.ask(Titanic.reply, [Array(id.utf8)])).first)
         #expect(reply.body == [Array("200".utf8), corrupt])
     }
 
     @Test func aLostWorkerSendsTheJobBackAtOnceButTheAttemptCounts() throws {
         var rig = JobRig()
-        rig.free(1)
-        let (id, actions) = rig.submit(#""maxAttempts":2"#)
-        let jobID = try #require(id)
-        var tag = try #require(JobRig.dispatches(actions).first?.tag)
+        let (jobID, firstTag) = try rig.dispatchedJob(#""maxAttempts":2"#)
+        var tag = firstTag
         _ = rig.handle(.attemptFailed(tag: tag, error: WireError(.workerLost, "gone", service: "ocr"), reachedWorker: true))
         #expect(rig.machine.active[jobID].map { $0.state == .queued && $0.notBefore <= rig.now } == true, "no backoff for a lost worker")
         rig.free(1)
@@ -191,12 +179,10 @@ import Testing
 
     @Test func anAttemptThatNeverReachedAWorkerCostsNothing() throws {
         var rig = JobRig()
-        rig.free(1)
-        let (id, actions) = rig.submit()
-        let tag = try #require(JobRig.dispatches(actions).first?.tag)
+        let (id, tag) = try rig.dispatchedJob()
         _ = rig.handle(.attemptFailed(tag: tag, error: WireError(.timeout, "no worker took the job in time", service: "ocr"), reachedWorker: false))
-        #expect(rig.machine.active[id ?? ""]?.attempts == 0)
-        #expect(rig.machine.active[id ?? ""]?.state == .queued)
+        #expect(rig.machine.active[id]?.attempts == 0)
+        #expect(rig.machine.active[id]?.state == .queued)
         rig.free(1)
         #expect(JobRig.dispatches(rig.endTurn()).count == 1)
     }
@@ -205,10 +191,7 @@ import Testing
 
     @Test func aLeaseThatRunsOutRetriesTheJobAndTheLateReplyIsIgnored() throws {
         var rig = JobRig()
-        rig.free(1)
-        let (id, actions) = rig.submit()
-        let jobID = try #require(id)
-        let tag = try #require(JobRig.dispatches(actions).first?.tag)
+        let (jobID, tag) = try rig.dispatchedJob()
         rig.advance(ms: 9_999)
         #expect(!rig.tick().contains { if case .log(.warning, "job lease expired", _) = $0 { true } else { false } })
         rig.advance(ms: 1)
@@ -223,10 +206,7 @@ import Testing
 
     @Test func progressFromTheWorkerShowsInStatusAndRenewsTheLease() throws {
         var rig = JobRig()
-        rig.free(1)
-        let (id, actions) = rig.submit()
-        let jobID = try #require(id)
-        let tag = try #require(JobRig.dispatches(actions).first?.tag)
+        let (jobID, tag) = try rig.dispatchedJob()
         func status() throws -> JobStatus {
             let reply = try #require(JobRig.replies(rig.ask(Titanic.status, [Array(jobID.utf8)])).first)
             return try JSONDecoder().decode(JobStatus.self, from: Data(reply.body[1]))
@@ -436,10 +416,7 @@ import Testing
 
     @Test func aHeldReaderGetsTheResultOnceItIsOnDiskOrAsksAgainLater() throws {
         var rig = JobRig()
-        rig.free(1)
-        let (id, actions) = rig.submit()
-        let jobID = try #require(id)
-        let tag = try #require(JobRig.dispatches(actions).first?.tag)
+        let (jobID, tag) = try rig.dispatchedJob()
         _ = rig.ask(Titanic.reply, [Array(jobID.utf8), Array(#"{"waitMs":1000}"#.utf8)], from: "r1")
         _ = rig.handle(.attemptReplied(tag: tag, body: [Array("text".utf8)]))
         let done = JobRig.replies(rig.endTurn())
@@ -455,10 +432,7 @@ import Testing
 
     @Test func aResultIsGoneAfterItsTTLAndTheSweepIsAskedFor() throws {
         var rig = JobRig()
-        rig.free(1)
-        let (id, actions) = rig.submit(#""resultTtlSeconds":2"#)
-        let jobID = try #require(id)
-        let tag = try #require(JobRig.dispatches(actions).first?.tag)
+        let (jobID, tag) = try rig.dispatchedJob(#""resultTtlSeconds":2"#)
         _ = rig.handle(.attemptReplied(tag: tag, body: [Array("text".utf8)]))
         _ = rig.endTurn()
         rig.advance(ms: 1_999)

@@ -1,6 +1,7 @@
 import QuireStats
 import QuireSupport
 import QuireWire
+import Testing
 
 @testable import QuireBroker
 
@@ -293,6 +294,16 @@ struct JobRig {
         let reply = Self.replies(actions).first { $0.peer == peer && $0.service == Titanic.request }
         guard let reply, reply.body.count == 2, reply.status == "200" else { return (nil, actions) }
         return (String(decoding: reply.body[1], as: UTF8.self), actions)
+    }
+
+    /// Frees one `ocr` worker and submits a job with these job options, which goes to that worker: the
+    /// job's id and the tag its attempt's reply or failure names.
+    mutating func dispatchedJob(_ options: String = "") throws -> (id: String, tag: UInt64) {
+        free(1)
+        let (id, actions) = submit(options)
+        let jobID = try #require(id)
+        let tag = try #require(Self.dispatches(actions).first?.tag)
+        return (jobID, tag)
     }
 
     /// The job's state, in memory or in the "store".
