@@ -71,3 +71,10 @@ extern int quire_tesseract_lane_class_pruner(int on) __attribute__((weak));
 int quire_lane_class_pruner(int on) {
     return quire_tesseract_lane_class_pruner ? quire_tesseract_lane_class_pruner(on) : -1;
 }
+
+// ...and this one (0014).
+extern int quire_tesseract_quick_threshold(int on) __attribute__((weak));
+
+int quire_quick_threshold(int on) {
+    return quire_tesseract_quick_threshold ? quire_tesseract_quick_threshold(on) : -1;
+}

@@ -60,6 +60,10 @@ public final class Image {
     /// the image keeps owning it and must outlive that use.
     package var unsafePix: OpaquePointer { OpaquePointer(pix!) }
 
+    /// An image that takes over a Leptonica `PIX` an engine of this package made (Tesseract's binary
+    /// image), and destroys it when it goes.
+    package convenience init(adopting raw: OpaquePointer) { self.init(owning: UnsafeMutablePointer<PIX>(raw)) }
+
     public var width: Int { Int(pix!.pointee.w) }
     public var height: Int { Int(pix!.pointee.h) }
     public var depth: Int { Int(pix!.pointee.d) }

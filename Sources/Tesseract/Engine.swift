@@ -123,6 +123,17 @@ public final class Engine: TextRecognizer, OrientationDetector {
         return state < 0 ? nil : state == 1
     }
 
+    /// Switches the patched engine's quick histogram and one-channel thresholding on or off (off: the
+    /// loops pixel by pixel) for every engine in the process: a switch for tests, which compare the
+    /// two. Tesseract binarises every image it is given with them (Otsu's threshold from the histogram),
+    /// for reading, for the layout analysis and for orientation and script detection. Returns whether
+    /// they run now, or nil when the linked Tesseract has no such switch (Debian's 5.3).
+    @discardableResult
+    public static func setQuickThreshold(_ on: Bool) -> Bool? {
+        let state = quire_quick_threshold(on ? 1 : 0)
+        return state < 0 ? nil : state == 1
+    }
+
     /// Whether the interposed `pixWriteMem` is the one Tesseract's calls reach (tests check it, so that
     /// a linker change that drops it is noticed).
     public static var lineImageShimBound: Bool { quire_raw_line_images_interposed() != 0 }
@@ -275,6 +286,14 @@ public final class Engine: TextRecognizer, OrientationDetector {
         // Tesseract reports the counter-clockwise rotation the page has; turning it back is clockwise.
         return OrientationGuess(rotation: (360 - Int(degrees)) % 360, confidence: Double(confidence),
                                 script: script.map { String(cString: $0) } ?? "", scriptConfidence: Double(scriptConfidence))
+    }
+
+    /// The binary image Tesseract makes of `image` before it analyses or reads it (its thresholding,
+    /// Otsu's by default), or nil where it makes none.
+    public func thresholded(_ image: Image) -> Image? {
+        analysed = nil
+        load(image, .auto)
+        return TessBaseAPIGetThresholdedImage(handle).map { Image(adopting: OpaquePointer($0)) }
     }
 
     /// Frees the last image and results (the engine stays initialised).

@@ -42,4 +42,10 @@ int quire_doubling_openings(int on);
 /// compare the two. Returns whether it runs now, or -1 when the linked Tesseract has no such switch.
 int quire_lane_class_pruner(int on);
 
+/// Switches the patched Tesseract's quick histogram and one-channel thresholding
+/// (scripts/tesseract-patches/0014) on (1, the default) or off (0, the loops pixel by pixel) for the
+/// whole process, so that tests can compare the two. Returns whether they run now, or -1 when the
+/// linked Tesseract has no such switch.
+int quire_quick_threshold(int on);
+
 #endif
