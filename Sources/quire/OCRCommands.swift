@@ -74,6 +74,7 @@ enum UpCommand {
         let threads = try invocation.value(Self.threads) ?? ProcessInfo.processInfo.activeProcessorCount
         let ocr = try invocation.configured(OCRConfiguration(), OCRConfiguration.settings)
         ensureSingleThreadedOpenMP()
+        if let arenas = ProcessMemory.arenaLimit(engineThreads: threads, environment: environment) { ProcessMemory.limitArenas(arenas) }
         let logger = try CommonOptions.logger("quire.up", invocation)
 
         let workerConfiguration: WorkerConfiguration

@@ -70,6 +70,9 @@ enum WorkerCommand {
             let ocr = try invocation.configured(OCRConfiguration(), OCRConfiguration.settings)
             ocrConfiguration = ocr
             ensureSingleThreadedOpenMP()
+            if let arenas = ProcessMemory.arenaLimit(engineThreads: threads, environment: invocation.environment) {
+                ProcessMemory.limitArenas(arenas)
+            }
             let credentials = try ClientAuth.credentials(invocation)
             let tokens = ClientAuth.tokenSource(credentials)
             let name = try invocation.value(Self.service) ?? OCRServiceName.page

@@ -71,4 +71,13 @@ struct SnapshotTests {
         let own = ProcessMemory.residentBytes() ?? 0
         #expect(own > 1_000_000)
     }
+
+    @Test("malloc arenas: one per engine thread and at least two, unless MALLOC_ARENA_MAX says")
+    func arenas() {
+        #expect(ProcessMemory.arenaLimit(engineThreads: 1, environment: [:]) == 2)
+        #expect(ProcessMemory.arenaLimit(engineThreads: 6, environment: ["PATH": "/bin"]) == 6)
+        #expect(ProcessMemory.arenaLimit(engineThreads: 6, environment: ["MALLOC_ARENA_MAX": "1"]) == nil)
+        // glibc takes the setting (64 for the test process: more arenas than it makes anyway).
+        #expect(ProcessMemory.limitArenas(64))
+    }
 }
