@@ -36,11 +36,7 @@ struct ClassPrunerTests {
 
     @Test("Off and on, the same rotation, script and confidences for every turn of the page")
     func lanesMatchTheLoop() throws {
-        guard Engine.setLaneClassPruner(true) != nil else {
-            // Debian's 5.3 (the fallback engine) has neither the patch nor the switch.
-            #expect(!Engine.version.hasPrefix("5.5"), "the patched 5.5 build must have the switch")
-            return
-        }
+        guard ActivationsTests.switchedOn(Engine.setLaneClassPruner) else { return }
         defer { Engine.setLaneClassPruner(true) }
         let lanes = try Self.guesses()
         #expect(Engine.setLaneClassPruner(false) == false)

@@ -13,11 +13,7 @@ import QuireTestSupport
 struct OpeningsTests {
     @Test("Off and on, the same elements on a ruled page and on an unruled one")
     func doublingMatchesLeptonica() throws {
-        guard Engine.setDoublingOpenings(true) != nil else {
-            // Debian's 5.3 (the fallback engine) has neither the patch nor the switch.
-            #expect(!Engine.version.hasPrefix("5.5"), "the patched 5.5 build must have the switch")
-            return
-        }
+        guard ActivationsTests.switchedOn(Engine.setDoublingOpenings) else { return }
         defer { Engine.setDoublingOpenings(true) }
         let pages = [try TestImages.helloTiles(rules: true), try TestImages.helloTiles()]
         let engine = try Engine(dataPath: WalkTests.tessdata, languages: "eng")

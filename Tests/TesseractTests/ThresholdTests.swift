@@ -38,11 +38,7 @@ struct ThresholdTests {
 
     @Test("Off and on, the same elements on grey and colour pages, and the same orientation answers")
     func quickMatchesPixelByPixel() throws {
-        guard Engine.setQuickThreshold(true) != nil else {
-            // Debian's 5.3 (the fallback engine) has neither the patch nor the switch.
-            #expect(!Engine.version.hasPrefix("5.5"), "the patched 5.5 build must have the switch")
-            return
-        }
+        guard ActivationsTests.switchedOn(Engine.setQuickThreshold) else { return }
         defer { Engine.setQuickThreshold(true) }
         let colour = try Self.colourPage()
         #expect(colour.depth == 32, "the colour page must reach Tesseract with three channels")
