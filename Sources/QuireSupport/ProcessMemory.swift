@@ -43,8 +43,8 @@ public enum ProcessMemory {
     /// Caps glibc's malloc arenas at `count` (`mallopt(M_ARENA_MAX)`), called before the engine threads
     /// start. glibc gives a thread that finds the arenas busy an arena of its own, up to eight per core,
     /// and each arena keeps what its threads freed (a page's or a picture's buffers) at its own high
-    /// water. An OCR worker of two engine threads grew 104–154 MB over `quire bench hostile`'s passes
-    /// with glibc's default, and 74–75 MB with two arenas, at the same speed (docs/benchmarks.md).
+    /// water. An OCR worker of two engine threads grew 103–154 MB over `quire bench hostile`'s passes
+    /// with glibc's default, and 63–75 MB with two arenas, at the same speed (docs/benchmarks.md).
     /// False where it was not set (the C library has no such call).
     @discardableResult
     public static func limitArenas(_ count: Int) -> Bool {
