@@ -58,6 +58,11 @@ extension JobMachine {
         pending.deletions.contains(id) || writing.contains { $0.deletions.contains(id) }
     }
 
+    /// Updated this turn, or in a batch not yet on disk.
+    func hasUnwrittenUpdate(_ id: String) -> Bool {
+        pending.updates[id] != nil || writing.contains { $0.updates[id] != nil }
+    }
+
     private mutating func submit(_ client: JobClient, body: [[UInt8]], owner: String, now: Int64,
                                  random: inout some RandomNumberGenerator, into actions: inout [Action]) {
         let service = Titanic.request
@@ -193,7 +198,7 @@ extension JobMachine {
             // An outcome not yet on disk is not handed out: the reader waits for the write (a turn,
             // milliseconds), so that what a reader has seen no crash takes back, and every broker on
             // the store reads the same job as that reader did.
-            if pending.updates[id] != nil || writing.contains(where: { $0.updates[id] != nil }) {
+            if hasUnwrittenUpdate(id) {
                 waiters[id, default: []].append((client, now + configuration.maxWait.value, lookup.owner))
                 return
             }
