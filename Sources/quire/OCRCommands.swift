@@ -26,6 +26,14 @@ func ensureSingleThreadedOpenMP() {
     printError("quire: warning: could not re-execute with OMP_THREAD_LIMIT=1 (errno \(errno)); OCR will be slower")
 }
 
+/// What a process that serves OCR with `engineThreads` engine threads (`quire up`, `quire worker ocr`)
+/// sets before they start: OpenMP single-threaded, and one malloc arena per engine thread
+/// (``ProcessMemory/arenaLimit(engineThreads:environment:)``).
+func prepareForEngines(engineThreads: Int, environment: [String: String]) {
+    ensureSingleThreadedOpenMP()
+    if let arenas = ProcessMemory.arenaLimit(engineThreads: engineThreads, environment: environment) { ProcessMemory.limitArenas(arenas) }
+}
+
 enum UpCommand {
     /// The broker's defaults in `quire up`: this machine only, stats on.
     static let brokerDefaults: BrokerConfiguration = {
@@ -73,8 +81,7 @@ enum UpCommand {
         let dataDirectory = brokerConfiguration.jobs?.directory ?? defaultDataDirectory(environment)
         let threads = try invocation.value(Self.threads) ?? ProcessInfo.processInfo.activeProcessorCount
         let ocr = try invocation.configured(OCRConfiguration(), OCRConfiguration.settings)
-        ensureSingleThreadedOpenMP()
-        if let arenas = ProcessMemory.arenaLimit(engineThreads: threads, environment: environment) { ProcessMemory.limitArenas(arenas) }
+        prepareForEngines(engineThreads: threads, environment: environment)
         let logger = try CommonOptions.logger("quire.up", invocation)
 
         let workerConfiguration: WorkerConfiguration

@@ -69,10 +69,7 @@ enum WorkerCommand {
         case "ocr":
             let ocr = try invocation.configured(OCRConfiguration(), OCRConfiguration.settings)
             ocrConfiguration = ocr
-            ensureSingleThreadedOpenMP()
-            if let arenas = ProcessMemory.arenaLimit(engineThreads: threads, environment: invocation.environment) {
-                ProcessMemory.limitArenas(arenas)
-            }
+            prepareForEngines(engineThreads: threads, environment: invocation.environment)
             let credentials = try ClientAuth.credentials(invocation)
             let tokens = ClientAuth.tokenSource(credentials)
             let name = try invocation.value(Self.service) ?? OCRServiceName.page
