@@ -12,28 +12,24 @@ import QuireTestSupport
 /// quick loop and the thresholding's old one), and orientation detection must answer alike.
 @Suite("Quick thresholding: pages read, and orientation detection answers, as with the loops pixel by pixel", .serialized)
 struct ThresholdTests {
-    /// The sample page in colour: paper and ink tinted yellow, as a PPM.
-    static func colourPage() throws -> Image {
+    /// The sample page drawn again from its RGB bytes as a PNM of `magic` (`P6` colour, `P5` grey), with
+    /// `pixels` making the PNM's pixels of those bytes, at 300 dpi.
+    static func sampleRedrawn(_ magic: String, _ pixels: ([UInt8]) -> [UInt8]) throws -> Image {
         let grey = try Image.decode(try TestImages.sample(), format: .png).grey()
-        let rgb = try grey.rgb()
-        var ppm = Array("P6\n\(grey.width) \(grey.height)\n255\n".utf8)
-        ppm.reserveCapacity(ppm.count + rgb.count)
-        for (index, value) in rgb.enumerated() { ppm.append(index % 3 == 2 ? UInt8(Int(value) * 3 / 4) : value) }
-        let page = try Image.decode(ppm, format: .pnm)
+        let header = Array("\(magic)\n\(grey.width) \(grey.height)\n255\n".utf8)
+        let page = try Image.decode(header + pixels(try grey.rgb()), format: .pnm)
         page.setResolution(300)
         return page
     }
 
-    /// The sample page in negative (white on black), as a PGM: its ink is above Otsu's threshold.
+    /// The sample page in colour: paper and ink tinted yellow.
+    static func colourPage() throws -> Image {
+        try sampleRedrawn("P6") { rgb in rgb.enumerated().map { index, value in index % 3 == 2 ? UInt8(Int(value) * 3 / 4) : value } }
+    }
+
+    /// The sample page in negative (white on black): its ink is above Otsu's threshold.
     static func negativePage() throws -> Image {
-        let grey = try Image.decode(try TestImages.sample(), format: .png).grey()
-        let rgb = try grey.rgb()
-        var pgm = Array("P5\n\(grey.width) \(grey.height)\n255\n".utf8)
-        pgm.reserveCapacity(pgm.count + rgb.count / 3)
-        for index in stride(from: 0, to: rgb.count, by: 3) { pgm.append(255 - rgb[index]) }
-        let page = try Image.decode(pgm, format: .pnm)
-        page.setResolution(300)
-        return page
+        try sampleRedrawn("P5") { rgb in stride(from: 0, to: rgb.count, by: 3).map { 255 - rgb[$0] } }
     }
 
     @Test("Off and on, the same elements on grey and colour pages, and the same orientation answers")
