@@ -113,6 +113,43 @@ import Testing
         #expect(reply.body == [Array("200".utf8), Array("text".utf8)])
     }
 
+    @Test func aJobsStatusIsToldOnlyOnceItIsOnDisk() throws {
+        var rig = JobRig()
+        rig.free(1)
+        let (id, actions) = rig.submit()
+        let jobID = try #require(id)
+        let tag = try #require(JobRig.dispatches(actions).first?.tag)
+        _ = rig.handle(.attemptReplied(tag: tag, body: [Array("text".utf8)]))
+        func status() -> [JobMachine.Action] {
+            rig.handle(.request(peer: Array("s".utf8), dialect: .mdp02, service: Titanic.status, body: [Array(jobID.utf8)], owner: "", workers: rig.workers))
+        }
+        // Asked before the outcome is written: `done` is told with the write, not before it.
+        #expect(JobRig.replies(status()).isEmpty)
+        #expect(rig.rows[jobID]?.record.state != .done)
+        let written = rig.endTurn()
+        #expect(rig.rows[jobID]?.record.state == .done)
+        let told = try #require(JobRig.replies(written).first { $0.peer == "s" })
+        #expect(told.body.count == 2 && told.body.first == Array("200".utf8))
+        #expect(try JSONDecoder().decode(JobStatus.self, from: Data(told.body.last ?? [])).state == "done")
+        // Asked once it is on disk: answered at once.
+        let again = try #require(JobRig.replies(status()).first { $0.peer == "s" })
+        #expect(again.body == told.body)
+    }
+
+    @Test func aStatusWhoseStateDidNotReachTheDiskIsRefused() throws {
+        var rig = JobRig()
+        rig.free(1)
+        let (id, actions) = rig.submit()
+        let jobID = try #require(id)
+        let tag = try #require(JobRig.dispatches(actions).first?.tag)
+        _ = rig.handle(.attemptReplied(tag: tag, body: [Array("text".utf8)]))
+        rig.failWrites = true
+        // `done` never reached the disk: the reader hears 500, not a state a restart would take back.
+        let refused = try #require(JobRig.replies(rig.ask(Titanic.status, [Array(jobID.utf8)], from: "s")).first { $0.peer == "s" })
+        #expect(refused.status.hasPrefix("500"))
+        #expect(rig.rows[jobID]?.record.state != .done)
+    }
+
     @Test func retryableFailuresBackOffWithJitterThenTheJobIsDead() throws {
         var rig = JobRig()
         let (jobID, firstTag) = try rig.dispatchedJob()
