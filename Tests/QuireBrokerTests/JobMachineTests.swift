@@ -115,10 +115,7 @@ import Testing
 
     @Test func aJobsStatusIsToldOnlyOnceItIsOnDisk() throws {
         var rig = JobRig()
-        rig.free(1)
-        let (id, actions) = rig.submit()
-        let jobID = try #require(id)
-        let tag = try #require(JobRig.dispatches(actions).first?.tag)
+        let (jobID, tag) = try rig.dispatchedJob()
         _ = rig.handle(.attemptReplied(tag: tag, body: [Array("text".utf8)]))
         func status() -> [JobMachine.Action] {
             rig.handle(.request(peer: Array("s".utf8), dialect: .mdp02, service: Titanic.status, body: [Array(jobID.utf8)], owner: "", workers: rig.workers))
@@ -138,10 +135,7 @@ import Testing
 
     @Test func aStatusWhoseStateDidNotReachTheDiskIsRefused() throws {
         var rig = JobRig()
-        rig.free(1)
-        let (id, actions) = rig.submit()
-        let jobID = try #require(id)
-        let tag = try #require(JobRig.dispatches(actions).first?.tag)
+        let (jobID, tag) = try rig.dispatchedJob()
         _ = rig.handle(.attemptReplied(tag: tag, body: [Array("text".utf8)]))
         rig.failWrites = true
         // `done` never reached the disk: the reader hears 500, not a state a restart would take back.
