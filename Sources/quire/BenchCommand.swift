@@ -80,12 +80,8 @@ enum BenchCommand {
         let benchmark = BrokerBenchmark(options: options, logger: logger) { line in
             if !quiet { printError("bench: " + line) }
         }
-        // Ctrl-C must not leave majortomo's broker running: kill it, then exit.
-        let signals = SignalWatcher { number in
-            benchmark.killSubprocesses()
-            printError("quire bench: interrupted")
-            _exit(128 + number)
-        }
+        // Ctrl-C must not leave majortomo's broker running.
+        let signals = interrupted(command, kill: benchmark.killSubprocesses)
         defer { withExtendedLifetime(signals) {} }
 
         let report: BrokerBenchReport
@@ -225,5 +221,15 @@ enum BenchGatewayCommand {
             printError("\(command): \(error)")
             return 1
         }
+    }
+}
+
+/// Ctrl-C must not leave a benchmark's processes running (a stack, majortomo's broker, tesseract
+/// CLI processes): they are killed, then this exits.
+func interrupted(_ command: String, kill: @escaping @Sendable () -> Void) -> SignalWatcher {
+    SignalWatcher { number in
+        kill()
+        printError("\(command): interrupted")
+        _exit(128 + number)
     }
 }

@@ -118,12 +118,3 @@ enum BenchHostileCommand {
         }
     }
 }
-
-/// Ctrl-C must not leave a benchmark's stack running: its processes are killed, then this exits.
-private func interrupted(_ command: String, kill: @escaping @Sendable () -> Void) -> SignalWatcher {
-    SignalWatcher { number in
-        kill()
-        printError("\(command): interrupted")
-        _exit(128 + number)
-    }
-}

@@ -136,12 +136,8 @@ enum BenchOCRCommand {
         let benchmark = OCRBenchmark(options: options, logger: logger) { line in
             if !quiet { printError("bench: " + line) }
         }
-        // Ctrl-C must not leave tesseract processes running: kill them, then exit.
-        let signals = SignalWatcher { number in
-            benchmark.killSubprocesses()
-            printError("quire bench ocr: interrupted")
-            _exit(128 + number)
-        }
+        // Ctrl-C must not leave tesseract processes running.
+        let signals = interrupted(command, kill: benchmark.killSubprocesses)
         defer { withExtendedLifetime(signals) {} }
 
         let report: OCRBenchReport
