@@ -65,28 +65,58 @@ import Testing
         #expect(a.machine.held[job] == 1)
     }
 
-    @Test func aBrokerCutOffPastItsLeaseLosesTheJobAndItsLateResultIsRefused() throws {
-        var (a, b) = Self.brokers()
+    /// b's worker takes a job and b falls silent: no renewal. Past the lease, a's pass queues the job
+    /// again and a's worker takes it; then b comes back. The brokers, the job, the tag of b's attempt
+    /// and what a's pass did.
+    static func leaseLost() throws -> (a: JobRig, b: JobRig, job: String, lateTag: UInt64, retaken: [JobMachine.Action]) {
+        var (a, b) = brokers()
         let job = try #require(a.submit().id)
         b.free(1)
         let first = try #require(JobRig.dispatches(b.tick()).first)
-        // b falls silent: no renewal. Past the lease, a's pass queues the job again and a's worker takes it.
         a.advance(ms: 3_500)
         a.free(1)
         let retaken = a.tick()
+        b.advance(ms: 3_500)
+        return (a, b, job, first.tag, retaken)
+    }
+
+    @Test func aBrokerCutOffPastItsLeaseLosesTheJobAndItsLateResultIsRefused() throws {
+        var (a, b, job, lateTag, retaken) = try Self.leaseLost()
         #expect(retaken.contains(.statistic(.leasesExpired(service: "ocr", count: 1))))
         let second = try #require(JobRig.dispatches(retaken).first)
         #expect(a.rows[job]?.record.attempts == 2 && a.storage.rows[job]?.claimedBy == "a")
 
-        // b comes back: its worker's reply is written fenced by attempt 1, and refused.
-        b.advance(ms: 3_500)
-        let late = b.handle(.attemptReplied(tag: first.tag, body: [Array("late".utf8)])) + b.endTurn()
+        // b's worker's reply is written fenced by attempt 1, and refused.
+        let late = b.handle(.attemptReplied(tag: lateTag, body: [Array("late".utf8)])) + b.endTurn()
         #expect(late.contains(.statistic(.fenceRefused(service: "ocr"))))
         #expect(b.machine.active[job] == nil, "b lets the job go")
         #expect(a.rows[job]?.record.state == .running, "attempt 2 is untouched")
 
         _ = a.handle(.attemptReplied(tag: second.tag, body: [Array("right".utf8)])) + a.endTurn()
         #expect(a.rows[job]?.record.state == .done && a.storage.rows[job]?.reply == [Array("right".utf8)])
+    }
+
+    @Test func aStatusAnsweredAfterAnEarlierRefusedWriteTellsTheJobAsTheStoreHasIt() throws {
+        // The store writes on its own thread: the late result's batch is still being written when the
+        // reader asks, so the answer waits for the next batch; the first batch is then refused.
+        let (_, b, job, lateTag, retaken) = try Self.leaseLost()
+        #expect(JobRig.dispatches(retaken).count == 1)
+        var machine = b.machine
+        var random = b.random
+        func handle(_ event: JobMachine.Event) -> [JobMachine.Action] { machine.handle(event, now: b.now, random: &random) }
+        func persisted(_ actions: [JobMachine.Action]) -> JobBatch? { actions.compactMap { if case .persist(let batch) = $0 { batch } else { nil } }.first }
+        _ = handle(.attemptReplied(tag: lateTag, body: [Array("late".utf8)]))
+        let late = try #require(persisted(handle(.endOfTurn(b.workers))))
+        #expect(JobRig.replies(handle(.request(peer: Array("s".utf8), dialect: .mdp02, service: Titanic.status, body: [Array(job.utf8)], owner: "",
+                                               workers: b.workers))).isEmpty)
+        let next = try #require(persisted(handle(.endOfTurn(b.workers))))
+        _ = handle(.committed(late, b.workers, JobWriteOutcome(refused: [job])))
+        let after = handle(.committed(next, b.workers, JobWriteOutcome()))
+        // Not the `done` b had in memory when asked: the job as the store has it, a's attempt 2 running.
+        let load = try #require(after.compactMap { if case .load(let load) = $0 { load } else { nil } }.first)
+        let told = try #require(JobRig.replies(handle(.loaded(load, b.storage.load(load)))).first { $0.peer == "s" })
+        let status = try JSONDecoder().decode(JobStatus.self, from: Data(told.body.last ?? []))
+        #expect(told.status == "200" && status.state == "running" && status.attempts == 2)
     }
 
     @Test func aJobWhoseBrokerWentSilentOnItsLastAttemptIsDeadAndTheBrokerThatFoundItSaysSo() throws {

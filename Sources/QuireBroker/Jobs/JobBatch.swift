@@ -30,8 +30,9 @@ struct JobBatch: Sendable, Equatable {
         case active
     }
 
-    /// An answer to cancel, close, or status of a job whose state is being written, sent once the write
-    /// is on disk; `undo` is the job as it was in memory, put back if the write fails (nil for status).
+    /// An answer to cancel or close, sent once the write is on disk; `undo` is the job as it was in
+    /// memory, put back if the write fails. A status asked while the job's state was being written has
+    /// no body and no undo: it is answered with the job as it stands once the write is on disk.
     struct Ack: Sendable, Equatable {
         var client: JobClient
         var service: String

@@ -206,13 +206,13 @@ extension JobMachine {
         case Titanic.status:
             var status = Self.status(of: job)
             if job.state == .running { status.progress = progress[id] }
-            let body = [Array("200".utf8), status.jsonFrame]
-            // A state not yet on disk (a job just dispatched, finished, retried) is reported once it is,
-            // as titanic.reply's outcome is: no crash takes back what a reader was told.
+            // A state not yet on disk (a job just dispatched, finished, retried) is not told: the reader
+            // is answered once the write is, as titanic.reply's outcome is, so that no crash takes back
+            // what it was told.
             if hasUnwrittenUpdate(id) {
-                return pending.acks.append(JobBatch.Ack(client: client, service: service, body: body, undo: nil, job: id, owner: lookup.owner))
+                return pending.acks.append(JobBatch.Ack(client: client, service: service, body: [], undo: nil, job: id, owner: lookup.owner))
             }
-            reply(to: client, service: service, body: body, into: &actions)
+            reply(to: client, service: service, body: [Array("200".utf8), status.jsonFrame], into: &actions)
         case Titanic.cancel:
             guard job.state.isActive else {
                 return reply(to: client, service: service, body: [Array("200".utf8), Self.status(of: job).jsonFrame], into: &actions)
