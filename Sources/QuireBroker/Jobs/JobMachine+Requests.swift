@@ -23,15 +23,20 @@ extension JobMachine {
                 case .failure(let error): return refuse(client, service, error, into: &actions)
                 }
             }
-            let lookup = JobLookup(client: client, service: service, owner: owner, waitMs: envelope.waitMs)
-            if let job = inMemory(id) {
-                answer(lookup, id: id, job: job, now: now, into: &actions)
-            } else {
-                actions.append(.load(.job(id: id, then: lookup)))
-            }
+            lookUp(JobLookup(client: client, service: service, owner: owner, waitMs: envelope.waitMs), id: id, now: now, into: &actions)
         default:
             refuse(client, service, WireError(.unknownService, "the broker serves titanic.request, .reply, .close, .status and .cancel", service: service),
                    into: &actions)
+        }
+    }
+
+    /// Answers `lookup` about job `id` from memory where the machine knows the job, else once the store
+    /// has read it.
+    mutating func lookUp(_ lookup: JobLookup, id: String, now: Int64, into actions: inout [Action]) {
+        if let job = inMemory(id) {
+            answer(lookup, id: id, job: job, now: now, into: &actions)
+        } else {
+            actions.append(.load(.job(id: id, then: lookup)))
         }
     }
 

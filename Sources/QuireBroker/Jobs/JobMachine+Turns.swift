@@ -100,8 +100,7 @@ extension JobMachine {
             if ack.service == Titanic.status {
                 // Told as the job stands now that the write is on disk: the state written, or, where a
                 // shared store refused it, the job as the store has it.
-                let lookup = JobLookup(client: ack.client, service: ack.service, owner: ack.owner, waitMs: nil)
-                if let job = inMemory(ack.job) { answer(lookup, id: ack.job, job: job, now: now, into: &actions) } else { actions.append(.load(.job(id: ack.job, then: lookup))) }
+                lookUp(JobLookup(client: ack.client, service: ack.service, owner: ack.owner, waitMs: nil), id: ack.job, now: now, into: &actions)
                 continue
             }
             if outcome.refused.contains(ack.job) {
