@@ -35,19 +35,52 @@ extension Image {
         return Image(owning: out)
     }
 
-    /// The counts of each grey level (an 8 bpp image), sampled on a grid of about a million pixels.
-    func histogram() throws(ImageError) -> [Double] {
-        guard let histogram = pixGetGrayHistogram(pix, max(1, Int32((Double(width * height) / 1_000_000).squareRoot()))) else {
-            throw ImageError(.internalFailure, "grey histogram failed")
+    /// The counts of each grey level of an 8 bpp image without a colour map, sampled every `factor`
+    /// pixels of every `factor` rows (by default a grid of about a million pixels, at least every
+    /// pixel below 4 MP): the counts Leptonica's `pixGetGrayHistogram` gives, counted in four tables
+    /// of integers, one for each byte of a 32-bit word, so that a run of one level (paper) does not
+    /// make each count wait for the one before (a quarter of the time on this project's pages).
+    func histogram(factor: Int? = nil) throws(ImageError) -> [Double] {
+        guard depth == 8, pixGetColormap(pix) == nil, let data = pixGetData(pix) else {
+            throw ImageError(.internalFailure, "a grey histogram needs an 8 bpp image without a colour map")
         }
-        var numa: UnsafeMutablePointer<NUMA>? = histogram
-        defer { numaDestroy(&numa) }
-        var counts = [Double](repeating: 0, count: 256)
-        for value in 0..<256 {
-            var count: Float = 0
-            if numaGetFValue(histogram, Int32(value), &count) == 0 { counts[value] = Double(count) }
+        let step = max(1, factor ?? Int((Double(width * height) / 1_000_000).squareRoot()))
+        let (wpl, width, height) = (Int(pixGetWpl(pix)), width, height)
+        var tables = [UInt32](repeating: 0, count: 4 * 256)
+        tables.withUnsafeMutableBufferPointer { t in
+            for y in stride(from: 0, to: height, by: step) {
+                // Leptonica keeps a row's pixels in 32-bit words, the first pixel in the most
+                // significant byte: in memory, pixel x is byte x ^ 3 of the row on a little-endian machine.
+                let row = UnsafeRawPointer(data + y * wpl).assumingMemoryBound(to: UInt8.self)
+                if step == 1 {
+                    let whole = width / 4 * 4
+                    var x = 0
+                    while x < whole {
+                        t[Int(row[x])] &+= 1
+                        t[256 + Int(row[x + 1])] &+= 1
+                        t[512 + Int(row[x + 2])] &+= 1
+                        t[768 + Int(row[x + 3])] &+= 1
+                        x += 4
+                    }
+                    for x in whole..<width { t[Int(row[Self.byteOfPixel(x)])] &+= 1 }
+                } else {
+                    for x in stride(from: 0, to: width, by: step) { t[(x & 3) << 8 | Int(row[Self.byteOfPixel(x)])] &+= 1 }
+                }
+            }
         }
-        return counts
+        return (0..<256).map { level -> Double in
+            let count: UInt32 = tables[level] + tables[256 + level] + tables[512 + level] + tables[768 + level]
+            return Double(count)
+        }
+    }
+
+    /// The byte of a row of 8 bpp pixels that holds pixel `x`.
+    static func byteOfPixel(_ x: Int) -> Int {
+        #if _endian(little)
+        x ^ 3
+        #else
+        x
+        #endif
     }
 
     /// Whether every pixel is within `tolerance` levels of every other, in each colour: a blank page or
