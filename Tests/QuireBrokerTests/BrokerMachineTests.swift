@@ -1,4 +1,5 @@
 import QuireSupport
+import QuireTestSupport
 import QuireWire
 import Testing
 
@@ -10,7 +11,7 @@ import Testing
         var machine: BrokerMachine
         var now = Instant(nanoseconds: 1_000_000_000)
         var wallClock: Int64 = 1_700_000_000_000
-        var random = SeededRandom(state: 7)
+        var random = SplitMix64(seed: 7)
         var rows: [String: (record: JobRecord, request: [[UInt8]], reply: [[UInt8]]?)] = [:]
         /// The recoveries asked for after a lost store.
         var recoveries: [JobConfiguration] = []

@@ -1,22 +1,10 @@
 import QuireStats
 import QuireSupport
+import QuireTestSupport
 import QuireWire
 import Testing
 
 @testable import QuireBroker
-
-/// A deterministic random number generator (SplitMix64), so that job ids and retry jitter repeat.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9e37_79b9_7f4a_7c15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
-    }
-}
 
 /// A job store in memory: dictionaries that keep a batch, answer loads and recover as SQLite does
 /// (`JobStorageConformanceTests` holds both to the same promises). `shared`: as PostgreSQL does for
@@ -205,7 +193,7 @@ struct JobRig {
 
     var machine: JobMachine
     var now: Int64 = 1_700_000_000_000
-    var random = SeededRandom(state: 42)
+    var random = SplitMix64(seed: 42)
     var workers = JobWorkers(services: ["ocr"], capacity: [:])
     let storage: MemoryJobStorage
     var rows: [String: Row] {
