@@ -14,42 +14,7 @@ extension Image {
         guard let data = pixGetData(binary.pix) else { return [] }
         let wpl = Int(pixGetWpl(binary.pix))
         let columns = width
-        // The stroke reaching each column at the row before: where it started (row and column) and
-        // how many rows it has gone without ink; startRow < 0 when none reaches it.
-        var startRow = [Int](repeating: -1, count: columns), startColumn = [Int](repeating: 0, count: columns)
-        var gap = [Int](repeating: 0, count: columns)
-        var nextRow = startRow, nextColumn = startColumn, nextGap = gap
-        // The rows of the longest stroke ending in each column.
-        var bestTop = [Int](repeating: 0, count: columns), bestBottom = [Int](repeating: -1, count: columns)
-        for y in 0..<height {
-            let row = data + y * wpl
-            for x in 0..<columns {
-                // 1 bpp, most significant bit first within each 32-bit word; set bits are ink.
-                let ink = (row[x >> 5] >> UInt32(31 - (x & 31))) & 1 == 1
-                if ink {
-                    // Continue the longest stroke from this column or either neighbour.
-                    var from = -1
-                    for candidate in max(0, x - 1)...min(columns - 1, x + 1) where startRow[candidate] >= 0 {
-                        let drifted = abs(x - startColumn[candidate]) * drift <= max(drift, y - startRow[candidate])
-                        if drifted, from < 0 || startRow[candidate] < startRow[from] { from = candidate }
-                    }
-                    if from >= 0 {
-                        nextRow[x] = startRow[from]; nextColumn[x] = startColumn[from]
-                    } else {
-                        nextRow[x] = y; nextColumn[x] = x
-                    }
-                    nextGap[x] = 0
-                    if y - nextRow[x] > bestBottom[x] - bestTop[x] {
-                        bestTop[x] = nextRow[x]; bestBottom[x] = y
-                    }
-                } else if startRow[x] >= 0, gap[x] < maxGap {
-                    nextRow[x] = startRow[x]; nextColumn[x] = startColumn[x]; nextGap[x] = gap[x] + 1
-                } else {
-                    nextRow[x] = -1; nextGap[x] = 0
-                }
-            }
-            swap(&startRow, &nextRow); swap(&startColumn, &nextColumn); swap(&gap, &nextGap)
-        }
+        let (bestTop, bestBottom) = Self.longestStrokes(data: data, wordsPerLine: wpl, width: columns, height: height, maxGap: maxGap, drift: drift)
         func ink(_ x: Int, _ y: Int) -> Bool { (data[y * wpl + (x >> 5)] >> UInt32(31 - (x & 31))) & 1 == 1 }
         var rules: [PixelBox] = []
         var x = 0
@@ -81,5 +46,65 @@ extension Image {
             x = end + 1
         }
         return rules
+    }
+
+    /// For each column of a 1 bpp image (`data`, `wordsPerLine` 32-bit words a row), the rows of the
+    /// longest stroke ending in it (`top` > `bottom` where none), strokes followed as
+    /// ``verticalRules(minLength:maxWidth:maxGap:drift:)`` says.
+    static func longestStrokes(data: UnsafeMutablePointer<UInt32>, wordsPerLine wpl: Int, width: Int, height: Int,
+                               maxGap: Int, drift: Int) -> (top: [Int], bottom: [Int]) {
+        let columns = width, words = (columns + 31) / 32
+        // The bits of a row's last word that are columns of the page (1 bpp, most significant bit
+        // first within each 32-bit word; set bits are ink).
+        let lastWord: UInt32 = columns % 32 == 0 ? .max : ~(UInt32.max >> UInt32(columns % 32))
+        // The stroke reaching each column at the row before: where it started (row and column) and
+        // how many rows it has gone without ink; startRow < 0 when none reaches it.
+        var startRow = [Int](repeating: -1, count: columns), startColumn = [Int](repeating: 0, count: columns)
+        var gap = [Int](repeating: 0, count: columns)
+        // The columns a stroke reaches, as bits laid out as the page's: a column without ink that no
+        // stroke reaches stays as it is, so only the columns set in a word's ink or here are visited
+        // (most of a page is paper).
+        var reached = [UInt32](repeating: 0, count: words)
+        // The rows of the longest stroke ending in each column.
+        var bestTop = [Int](repeating: 0, count: columns), bestBottom = [Int](repeating: -1, count: columns)
+        for y in 0..<height {
+            let row = data + y * wpl
+            // Columns are updated in place from left to right; the last one updated is kept here as it
+            // was at the row before, for its right neighbour to continue from.
+            var before = (column: -2, startRow: -1, startColumn: 0)
+            for word in 0..<words {
+                let ink = row[word] & (word == words - 1 ? lastWord : .max)
+                var visit = ink | reached[word]
+                while visit != 0 {
+                    let offset = visit.leadingZeroBitCount, bit = UInt32(0x8000_0000) >> UInt32(offset)
+                    visit &= ~bit
+                    let x = word * 32 + offset
+                    let was = (column: x, startRow: startRow[x], startColumn: startColumn[x])
+                    if ink & bit != 0 {
+                        // Continue the longest stroke from this column or either neighbour.
+                        var from: (row: Int, column: Int)?
+                        for candidate in max(0, x - 1)...min(columns - 1, x + 1) {
+                            let (start, column) = candidate == before.column ? (before.startRow, before.startColumn) : (startRow[candidate], startColumn[candidate])
+                            guard start >= 0, abs(x - column) * drift <= max(drift, y - start) else { continue }
+                            if let best = from, best.row <= start { continue }
+                            from = (start, column)
+                        }
+                        (startRow[x], startColumn[x]) = from ?? (y, x)
+                        gap[x] = 0
+                        if y - startRow[x] > bestBottom[x] - bestTop[x] {
+                            bestTop[x] = startRow[x]; bestBottom[x] = y
+                        }
+                        reached[word] |= bit
+                    } else if gap[x] < maxGap {
+                        gap[x] += 1
+                    } else {
+                        startRow[x] = -1; gap[x] = 0
+                        reached[word] &= ~bit
+                    }
+                    before = was
+                }
+            }
+        }
+        return (bestTop, bestBottom)
     }
 }

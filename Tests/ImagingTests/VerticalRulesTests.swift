@@ -1,4 +1,5 @@
-import Imaging
+@testable import Imaging
+import QuireTestSupport
 import Testing
 
 /// `Image.verticalRules`: the long thin strokes that cut a ruled form into columns, found on drawn pages.
@@ -36,5 +37,73 @@ struct VerticalRulesTests {
         let text = (0..<10).map { (20 + 50 * $0, 100, 30, 12) }
         #expect(try Self.page(width: 600, height: 400, ink: text).verticalRules(minLength: 160, maxWidth: 6).isEmpty)
         #expect(try Self.page(width: 600, height: 400, ink: [(0, 0, 40, 400)] + text).verticalRules(minLength: 160, maxWidth: 6).isEmpty)
+    }
+}
+
+/// The strokes `verticalRules` follows, found visiting only the columns with ink or a stroke to
+/// continue, against a plain scan of every pixel of every row (the way they were first found).
+@Suite("Vertical rules: the strokes found column by column equal a scan of every pixel")
+struct LongestStrokesTests {
+    /// Ink at random: strokes that drift and break, blobs, specks, on widths around the 32-bit words.
+    static func page(width: Int, height: Int, seed: UInt64) -> [[Bool]] {
+        var random = SplitMix64(seed: seed)
+        var ink = [[Bool]](repeating: [Bool](repeating: false, count: width), count: height)
+        for _ in 0..<(width / 6) {
+            var x = Int.random(in: 0..<width, using: &random)
+            let top = Int.random(in: 0..<height, using: &random), length = Int.random(in: 1...height, using: &random)
+            for y in top..<min(height, top + length) where Int.random(in: 0..<12, using: &random) != 0 {
+                ink[y][x] = true
+                if Int.random(in: 0..<8, using: &random) == 0 { x = min(width - 1, max(0, x + (Bool.random(using: &random) ? 1 : -1))) }
+            }
+        }
+        for _ in 0..<(width * height / 40) { ink[Int.random(in: 0..<height, using: &random)][Int.random(in: 0..<width, using: &random)] = true }
+        return ink
+    }
+
+    /// The rows of the longest stroke ending in each column, every pixel of every row visited, each
+    /// row's strokes made from the row before's.
+    static func scanned(_ ink: [[Bool]], maxGap: Int, drift: Int) -> (top: [Int], bottom: [Int]) {
+        let width = ink.first?.count ?? 0
+        var start = [Int](repeating: -1, count: width), column = [Int](repeating: 0, count: width), gap = [Int](repeating: 0, count: width)
+        var top = [Int](repeating: 0, count: width), bottom = [Int](repeating: -1, count: width)
+        for (y, row) in ink.enumerated() {
+            var nextStart = start, nextColumn = column, nextGap = gap
+            for x in 0..<width {
+                if row[x] {
+                    let from = (max(0, x - 1)...min(width - 1, x + 1))
+                        .filter { start[$0] >= 0 && abs(x - column[$0]) * drift <= max(drift, y - start[$0]) }
+                        .min { start[$0] < start[$1] }
+                    (nextStart[x], nextColumn[x], nextGap[x]) = from.map { (start[$0], column[$0], 0) } ?? (y, x, 0)
+                    if y - nextStart[x] > bottom[x] - top[x] { (top[x], bottom[x]) = (nextStart[x], y) }
+                } else if start[x] >= 0, gap[x] < maxGap {
+                    nextGap[x] = gap[x] + 1
+                } else {
+                    (nextStart[x], nextGap[x]) = (-1, 0)
+                }
+            }
+            (start, column, gap) = (nextStart, nextColumn, nextGap)
+        }
+        return (top, bottom)
+    }
+
+    @Test("random pages of 1 to 4 words a row, each way of drifting and breaking", arguments: [1, 31, 32, 33, 64, 97, 128])
+    func sameStrokes(width: Int) {
+        for seed in UInt64(1)...6 {
+            let ink = Self.page(width: width, height: 90, seed: seed &* 1_000 &+ UInt64(width))
+            let wpl = (width + 31) / 32
+            // 1 bpp as Leptonica keeps it, the first pixel in the most significant bit, and the bits
+            // past the last column set: they are not ink.
+            var words = [UInt32](repeating: 0, count: wpl * ink.count)
+            for (y, row) in ink.enumerated() {
+                for x in 0..<(wpl * 32) where x >= width || row[x] { words[y * wpl + x / 32] |= UInt32(0x8000_0000) >> UInt32(x % 32) }
+            }
+            for (maxGap, drift) in [(2, 50), (0, 50), (3, 4)] {
+                let found = words.withUnsafeMutableBufferPointer {
+                    Image.longestStrokes(data: $0.baseAddress!, wordsPerLine: wpl, width: width, height: ink.count, maxGap: maxGap, drift: drift)
+                }
+                let expected = Self.scanned(ink, maxGap: maxGap, drift: drift)
+                #expect(found.top == expected.top && found.bottom == expected.bottom, "seed \(seed), gap \(maxGap), drift \(drift)")
+            }
+        }
     }
 }
