@@ -85,16 +85,35 @@ extension Image {
 
     /// Whether every pixel is within `tolerance` levels of every other, in each colour: a blank page or
     /// a flat fill, on which there is nothing to read. Every pixel is looked at (a thin stroke on a
-    /// large page is not sampled away).
+    /// large page is not sampled away), row by row, until two differ by more: a page with anything on
+    /// it is told after a row or two, without a copy.
     public func isUniform(tolerance: Int) throws(ImageError) -> Bool {
-        let image = try plain()
-        let channels: [Int32] = image.depth == 32 ? [Int32(L_SELECT_RED), Int32(L_SELECT_GREEN), Int32(L_SELECT_BLUE)] : [0]
-        for channel in channels {
-            var low: Int32 = 0, high: Int32 = 0
-            guard pixGetRangeValues(image.pix, 1, channel, &low, &high) == 0 else {
-                throw ImageError(.internalFailure, "the pixels' range could not be measured")
+        let plainAlready = pixGetColormap(pix) == nil && (depth == 8 || depth == 32 && samplesPerPixel != 4)
+        let image = plainAlready ? self : try plain()
+        guard let data = pixGetData(image.pix) else { throw ImageError(.internalFailure, "the image has no pixels") }
+        let (wpl, width, height) = (Int(pixGetWpl(image.pix)), image.width, image.height)
+        // The bytes of a pixel's samples: grey; or red, green and blue, the most significant three of
+        // its 32-bit word (the fourth is not colour), where an 8 bpp row keeps its first three pixels.
+        let samples = image.depth == 8 ? [0] : [0, 1, 2].map { Self.byteOfPixel($0) }
+        var low = [Int](repeating: 255, count: samples.count), high = [Int](repeating: 0, count: samples.count)
+        for y in 0..<height {
+            let row = UnsafeRawPointer(data + y * wpl).assumingMemoryBound(to: UInt8.self)
+            for (channel, offset) in samples.enumerated() {
+                var (least, most) = (low[channel], high[channel])
+                if image.depth == 8 {
+                    for x in 0..<width {
+                        let level = Int(row[Self.byteOfPixel(x)])
+                        least = min(least, level); most = max(most, level)
+                    }
+                } else {
+                    for x in 0..<width {
+                        let level = Int(row[4 * x + offset])
+                        least = min(least, level); most = max(most, level)
+                    }
+                }
+                if most - least > tolerance { return false }
+                (low[channel], high[channel]) = (least, most)
             }
-            if Int(high - low) > tolerance { return false }
         }
         return true
     }
