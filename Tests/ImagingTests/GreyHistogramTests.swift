@@ -21,11 +21,12 @@ struct GreyHistogramTests {
     }
 
     static func leptonica(_ pix: UnsafeMutablePointer<PIX>, factor: Int) throws -> [Double] {
-        var numa: UnsafeMutablePointer<NUMA>? = try #require(pixGetGrayHistogram(pix, Int32(factor)))
+        let histogram: UnsafeMutablePointer<NUMA> = try #require(pixGetGrayHistogram(pix, Int32(factor)) as UnsafeMutablePointer<NUMA>?)
+        var numa: UnsafeMutablePointer<NUMA>? = histogram
         defer { numaDestroy(&numa) }
         return (0..<256).map { level in
             var count: Float = 0
-            numaGetFValue(numa, Int32(level), &count)
+            numaGetFValue(histogram, Int32(level), &count)
             return Double(count)
         }
     }
