@@ -49,22 +49,19 @@ extension Image {
         var tables = [UInt32](repeating: 0, count: 4 * 256)
         tables.withUnsafeMutableBufferPointer { t in
             for y in stride(from: 0, to: height, by: step) {
-                // Leptonica keeps a row's pixels in 32-bit words, the first pixel in the most
-                // significant byte: in memory, pixel x is byte x ^ 3 of the row on a little-endian machine.
-                let row = UnsafeRawPointer(data + y * wpl).assumingMemoryBound(to: UInt8.self)
+                let row = data + y * wpl
                 if step == 1 {
-                    let whole = width / 4 * 4
-                    var x = 0
-                    while x < whole {
-                        t[Int(row[x])] &+= 1
-                        t[256 + Int(row[x + 1])] &+= 1
-                        t[512 + Int(row[x + 2])] &+= 1
-                        t[768 + Int(row[x + 3])] &+= 1
-                        x += 4
+                    let whole = width / 4
+                    for i in 0..<whole {
+                        let word = row[i]
+                        t[Int(word >> 24)] &+= 1
+                        t[256 + Int((word >> 16) & 0xFF)] &+= 1
+                        t[512 + Int((word >> 8) & 0xFF)] &+= 1
+                        t[768 + Int(word & 0xFF)] &+= 1
                     }
-                    for x in whole..<width { t[Int(row[Self.byteOfPixel(x)])] &+= 1 }
+                    for x in (whole * 4)..<width { t[Int(Self.level(row, x))] &+= 1 }
                 } else {
-                    for x in stride(from: 0, to: width, by: step) { t[(x & 3) << 8 | Int(row[Self.byteOfPixel(x)])] &+= 1 }
+                    for x in stride(from: 0, to: width, by: step) { t[(x & 3) << 8 | Int(Self.level(row, x))] &+= 1 }
                 }
             }
         }
@@ -74,13 +71,10 @@ extension Image {
         }
     }
 
-    /// The byte of a row of 8 bpp pixels that holds pixel `x`.
-    static func byteOfPixel(_ x: Int) -> Int {
-        #if _endian(little)
-        x ^ 3
-        #else
-        x
-        #endif
+    /// The level of pixel `x` of a row of an 8 bpp image, as Leptonica keeps it: four pixels to a
+    /// 32-bit word, the first in its most significant byte (`GET_DATA_BYTE`).
+    static func level(_ row: UnsafeMutablePointer<UInt32>, _ x: Int) -> UInt32 {
+        (row[x >> 2] >> UInt32(8 * (3 - (x & 3)))) & 0xFF
     }
 
     /// Whether every pixel is within `tolerance` levels of every other, in each colour: a blank page or
@@ -92,26 +86,19 @@ extension Image {
         let image = plainAlready ? self : try plain()
         guard let data = pixGetData(image.pix) else { throw ImageError(.internalFailure, "the image has no pixels") }
         let (wpl, width, height) = (Int(pixGetWpl(image.pix)), image.width, image.height)
-        // The bytes of a pixel's samples: grey; or red, green and blue, the most significant three of
-        // its 32-bit word (the fourth is not colour), where an 8 bpp row keeps its first three pixels.
-        let samples = image.depth == 8 ? [0] : [0, 1, 2].map { Self.byteOfPixel($0) }
-        var low = [Int](repeating: 255, count: samples.count), high = [Int](repeating: 0, count: samples.count)
+        // A colour pixel's red, green and blue are the most significant three bytes of its 32-bit word
+        // (the fourth is not colour).
+        let shifts: [UInt32] = image.depth == 8 ? [0] : [24, 16, 8]
+        var low = [UInt32](repeating: 255, count: shifts.count), high = [UInt32](repeating: 0, count: shifts.count)
         for y in 0..<height {
-            let row = UnsafeRawPointer(data + y * wpl).assumingMemoryBound(to: UInt8.self)
-            for (channel, offset) in samples.enumerated() {
+            let row = data + y * wpl
+            for (channel, shift) in shifts.enumerated() {
                 var (least, most) = (low[channel], high[channel])
-                if image.depth == 8 {
-                    for x in 0..<width {
-                        let level = Int(row[Self.byteOfPixel(x)])
-                        least = min(least, level); most = max(most, level)
-                    }
-                } else {
-                    for x in 0..<width {
-                        let level = Int(row[4 * x + offset])
-                        least = min(least, level); most = max(most, level)
-                    }
+                for x in 0..<width {
+                    let level = image.depth == 8 ? Self.level(row, x) : (row[x] >> shift) & 0xFF
+                    least = min(least, level); most = max(most, level)
                 }
-                if most - least > tolerance { return false }
+                if Int(most - least) > tolerance { return false }
                 (low[channel], high[channel]) = (least, most)
             }
         }
@@ -134,10 +121,7 @@ extension Image {
     private func correlationOfNeighbours(step: Int) -> Double? {
         guard width > 1, height > 1, let data = pixGetData(pix) else { return nil }
         let wpl = Int(pixGetWpl(pix))
-        // GET_DATA_BYTE: bytes are in big-endian order within each 32-bit word.
-        func level(_ row: UnsafeMutablePointer<UInt32>, _ x: Int) -> Double {
-            Double((row[x >> 2] >> UInt32(8 * (3 - (x & 3)))) & 0xFF)
-        }
+        func level(_ row: UnsafeMutablePointer<UInt32>, _ x: Int) -> Double { Double(Self.level(row, x)) }
         var n = 0.0, sa = 0.0, saa = 0.0
         var sr = 0.0, srr = 0.0, sar = 0.0
         var sb = 0.0, sbb = 0.0, sab = 0.0
