@@ -167,7 +167,8 @@ void quire_ort_close(quire_ort_session *session) {
 }
 
 int quire_ort_run(quire_ort_session *session, const float *input, const int64_t *shape, size_t rank,
-                  float **output, int64_t *output_shape, size_t *output_rank, char *error, size_t error_size) {
+                  void **value, const float **output, int64_t *output_shape, size_t *output_rank,
+                  char *error, size_t error_size) {
     size_t count = 1;
     for (size_t i = 0; i < rank; i++) count *= (size_t)shape[i];
     OrtValue *in = NULL, *out = NULL;
@@ -191,14 +192,13 @@ int quire_ort_run(quire_ort_session *session, const float *input, const int64_t 
     api->ReleaseValue(in);
     if (status) return fail(status, error, error_size);
     OrtTensorTypeAndShapeInfo *info = NULL;
-    size_t dimensions = 0, elements = 0;
+    size_t dimensions = 0;
     ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
     float *data = NULL;
     status = api->GetTensorTypeAndShape(out, &info);
     if (!status) status = api->GetTensorElementType(info, &type);
     if (!status) status = api->GetDimensionsCount(info, &dimensions);
     if (!status && dimensions <= *output_rank) status = api->GetDimensions(info, output_shape, dimensions);
-    if (!status) status = api->GetTensorShapeElementCount(info, &elements);
     if (!status) status = api->GetTensorMutableData(out, (void **)&data);
     if (info) api->ReleaseTensorTypeAndShapeInfo(info);
     if (status) {
@@ -210,16 +210,14 @@ int quire_ort_run(quire_ort_session *session, const float *input, const int64_t 
         api->ReleaseValue(out);
         return -1;
     }
-    *output = malloc(elements ? elements * sizeof(float) : 1);
-    if (!*output) {
-        snprintf(error, error_size, "out of memory for %zu outputs", elements);
-        api->ReleaseValue(out);
-        return -1;
-    }
-    memcpy(*output, data, elements * sizeof(float));
+    *value = out;
+    *output = data;
     *output_rank = dimensions;
-    api->ReleaseValue(out);
     return 0;
+}
+
+void quire_ort_release(void *value) {
+    if (value) api->ReleaseValue((OrtValue *)value);
 }
 
 char *quire_ort_metadata(quire_ort_session *session, const char *key) {
@@ -263,11 +261,14 @@ quire_ort_session *quire_ort_open(const char *path, int threads, char *error, si
 void quire_ort_close(quire_ort_session *session) { (void)session; }
 
 int quire_ort_run(quire_ort_session *session, const float *input, const int64_t *shape, size_t rank,
-                  float **output, int64_t *output_shape, size_t *output_rank, char *error, size_t error_size) {
-    (void)session; (void)input; (void)shape; (void)rank; (void)output; (void)output_shape; (void)output_rank;
+                  void **value, const float **output, int64_t *output_shape, size_t *output_rank,
+                  char *error, size_t error_size) {
+    (void)session; (void)input; (void)shape; (void)rank; (void)value; (void)output; (void)output_shape; (void)output_rank;
     snprintf(error, error_size, "%s", quire_ort_error());
     return -1;
 }
+
+void quire_ort_release(void *value) { (void)value; }
 
 char *quire_ort_metadata(quire_ort_session *session, const char *key) {
     (void)session;

@@ -31,19 +31,24 @@ final class OnnxModel {
         String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// The model's output for one float tensor.
-    func run(_ input: [Float], shape: [Int]) throws(SceneError) -> (values: [Float], shape: [Int]) {
-        var output: UnsafeMutablePointer<Float>?
+    /// Runs the model on one float tensor and hands `read` its output where ONNX Runtime wrote it, with
+    /// its shape; the output is released when `read` returns (a batch of recognised lines is tens of
+    /// megabytes of scores: copying them cost more than decoding them).
+    func run<Result>(_ input: [Float], shape: [Int],
+                     _ read: (_ values: UnsafeBufferPointer<Float>, _ shape: [Int]) throws(SceneError) -> Result) throws(SceneError) -> Result {
+        var value: UnsafeMutableRawPointer?
+        var output: UnsafePointer<Float>?
         var outputShape = [Int64](repeating: 0, count: 8)
         var rank = outputShape.count
         var error = [CChar](repeating: 0, count: 512)
         let dims = shape.map(Int64.init)
-        let status = quire_ort_run(session, input, dims, dims.count, &output, &outputShape, &rank, &error, error.count)
-        guard status == 0, let output else { throw SceneError(Self.message(error)) }
-        defer { quire_ort_free(output) }
+        let status = quire_ort_run(session, input, dims, dims.count, &value, &output, &outputShape, &rank, &error, error.count)
+        guard status == 0 else { throw SceneError(Self.message(error)) }
+        defer { quire_ort_release(value) }
         let dimensions = outputShape.prefix(rank).map(Int.init)
+        guard dimensions.allSatisfy({ $0 >= 0 }) else { throw SceneError("the model's output has the shape \(dimensions)") }
         let count = dimensions.reduce(1, *)
-        return (Array(UnsafeBufferPointer(start: output, count: count)), dimensions)
+        return try read(UnsafeBufferPointer(start: count == 0 ? nil : output, count: count), dimensions)
     }
 
     /// The model's metadata value for `key`.

@@ -211,9 +211,10 @@ public final class SceneEngine: TextRecognizer {
         let resized = picture.resized(width: dw, height: dh)
         var input = [Float](repeating: 0, count: 3 * dw * dh)
         resized.writeTensor(into: &input)
-        let (map, shape) = try detector.run(input, shape: [1, 3, dh, dw])
-        guard shape.count == 4, shape[2] * shape[3] <= map.count else { throw SceneError("the detector's output has the shape \(shape)") }
-        return settings.regions.regions(in: map, width: shape[3], height: shape[2], targetWidth: picture.width, targetHeight: picture.height)
+        return try detector.run(input, shape: [1, 3, dh, dw]) { map, shape throws(SceneError) in
+            guard shape.count == 4, shape[2] * shape[3] <= map.count else { throw SceneError("the detector's output has the shape \(shape)") }
+            return settings.regions.regions(in: map, width: shape[3], height: shape[2], targetWidth: picture.width, targetHeight: picture.height)
+        }
     }
 
     /// Whether a region is at least half as tall again as it is wide: a line written top to bottom.
@@ -269,12 +270,11 @@ public final class SceneEngine: TextRecognizer {
         for (i, crop) in crops.enumerated() {
             crop.resized(width: max(1, widths[i]), height: height).writeTensor(into: &input, offset: i * 3 * height * inputWidth, rowLength: inputWidth)
         }
-        let (scores, shape) = try recognizer.run(input, shape: [crops.count, 3, height, inputWidth])
-        guard shape.count == 3, shape[0] == crops.count, shape[0] * shape[1] * shape[2] <= scores.count else {
-            throw SceneError("the recognizer's output has the shape \(shape)")
-        }
-        return scores.withUnsafeBufferPointer { buffer in
-            crops.indices.map { i in
+        return try recognizer.run(input, shape: [crops.count, 3, height, inputWidth]) { buffer, shape throws(SceneError) in
+            guard shape.count == 3, shape[0] == crops.count, shape[0] * shape[1] * shape[2] <= buffer.count else {
+                throw SceneError("the recognizer's output has the shape \(shape)")
+            }
+            return crops.indices.map { i in
                 let offset = i * shape[1] * shape[2]
                 var lineDecoder = decoder
                 var line = decoder.decode(buffer, offset: offset, steps: shape[1], classes: shape[2])

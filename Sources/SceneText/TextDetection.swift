@@ -44,10 +44,12 @@ public struct TextRegions: Sendable {
 
     public init() {}
 
-    /// The text regions in a `width`×`height` probability map, their corners scaled to a
+    /// The text regions in a `width`×`height` probability map (row by row from its first element: an
+    /// array, or the detector's output where it lies), their corners scaled to a
     /// `targetWidth`×`targetHeight` picture.
-    public func regions(in map: [Float], width: Int, height: Int, targetWidth: Int, targetHeight: Int) -> [DetectedText] {
-        precondition(map.count >= width * height)
+    public func regions<Map: RandomAccessCollection<Float>>(in map: Map, width: Int, height: Int, targetWidth: Int, targetHeight: Int) -> [DetectedText]
+    where Map.Index == Int {
+        precondition(map.startIndex == 0 && map.count >= width * height)
         // The text mask, dilated by one pixel up and to the left (a 2×2 kernel) so that a region
         // broken by one pixel stays whole.
         var mask = [Bool](repeating: false, count: width * height)
@@ -167,7 +169,7 @@ public struct TextRegions: Sendable {
     }
 
     /// The mean of `map` over the pixels whose centres lie inside the rectangle.
-    static func meanInside(_ box: [Point], map: [Float], width: Int, height: Int) -> Double {
+    static func meanInside<Map: RandomAccessCollection<Float>>(_ box: [Point], map: Map, width: Int, height: Int) -> Double where Map.Index == Int {
         let x0 = max(0, Int(box.map(\.x).min()!.rounded(.down))), x1 = min(width - 1, Int(box.map(\.x).max()!.rounded(.up)))
         let y0 = max(0, Int(box.map(\.y).min()!.rounded(.down))), y1 = min(height - 1, Int(box.map(\.y).max()!.rounded(.up)))
         guard x0 <= x1, y0 <= y1 else { return 0 }

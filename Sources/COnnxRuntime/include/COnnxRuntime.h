@@ -28,12 +28,16 @@ const char *quire_ort_version(void);
 quire_ort_session *quire_ort_open(const char *path, int threads, char *error, size_t error_size);
 void quire_ort_close(quire_ort_session *session);
 
-/// Runs the model's first input on a float tensor of `rank` dimensions `shape` and returns its first
-/// output, a float tensor, in `*output` (malloc'd: free with `quire_ort_free`), its dimensions in
+/// Runs the model's first input on a float tensor of `rank` dimensions `shape`. Its first output, a
+/// float tensor, is read where ONNX Runtime wrote it: `*output` holds it until `quire_ort_release(*value)`
+/// (no copy: a batch of recognised lines is tens of megabytes of scores), its dimensions are in
 /// `output_shape` (room for `*output_rank` of them on entry, their number on return). 0 on success;
-/// -1 with the message in `error`.
+/// -1 with the message in `error` (and nothing to release).
 int quire_ort_run(quire_ort_session *session, const float *input, const int64_t *shape, size_t rank,
-                  float **output, int64_t *output_shape, size_t *output_rank, char *error, size_t error_size);
+                  void **value, const float **output, int64_t *output_shape, size_t *output_rank,
+                  char *error, size_t error_size);
+/// Releases an output of `quire_ort_run`; NULL does nothing.
+void quire_ort_release(void *value);
 
 /// The value the model's metadata holds under `key` (malloc'd: free with `quire_ort_free`), or NULL.
 char *quire_ort_metadata(quire_ort_session *session, const char *key);
