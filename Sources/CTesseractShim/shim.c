@@ -78,3 +78,21 @@ extern int quire_tesseract_quick_threshold(int on) __attribute__((weak));
 int quire_quick_threshold(int on) {
     return quire_tesseract_quick_threshold ? quire_tesseract_quick_threshold(on) : -1;
 }
+
+// ...and this one (0015).
+extern int quire_tesseract_count_in_place(int on) __attribute__((weak));
+
+int quire_count_in_place(int on) {
+    return quire_tesseract_count_in_place ? quire_tesseract_count_in_place(on) : -1;
+}
+
+extern int quire_tesseract_count_in_rotated_box(struct Pix *pix, int left, int bottom, int right, int top, int image_left,
+                                                int image_bottom, int image_right, int image_top, float rotation_x,
+                                                float rotation_y) __attribute__((weak));
+
+int quire_count_in_rotated_box(struct Pix *pix, int left, int bottom, int right, int top, int image_left, int image_bottom,
+                               int image_right, int image_top, float rotation_x, float rotation_y) {
+    if (!quire_tesseract_count_in_rotated_box) return -1;
+    return quire_tesseract_count_in_rotated_box(pix, left, bottom, right, top, image_left, image_bottom, image_right,
+                                                image_top, rotation_x, rotation_y);
+}

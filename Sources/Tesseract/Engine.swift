@@ -134,6 +134,30 @@ public final class Engine: TextRecognizer, OrientationDetector {
         return state < 0 ? nil : state == 1
     }
 
+    /// Switches the patched engine's count of a rectangle's pixels where they lie on or off (off: the
+    /// rectangle copied into an image of its own and counted there) for every engine in the process: a
+    /// switch for tests, which compare the two. The layout analysis counts the pixels of its picture
+    /// mask between and beside text partitions to decide what is text and what picture. Returns whether
+    /// it runs now, or nil when the linked Tesseract has no such switch (Debian's 5.3).
+    @discardableResult
+    public static func setCountInPlace(_ on: Bool) -> Bool? {
+        let state = quire_count_in_place(on ? 1 : 0)
+        return state < 0 ? nil : state == 1
+    }
+
+    /// The layout analysis's count of a box's black pixels in a 1-bit `mask` (Tesseract's coordinates:
+    /// y up; the box clipped to `imageBox`, both turned by `rotation`, a unit vector at a multiple of a
+    /// quarter turn, into the mask's frame), as the picture mask is counted; for tests, which compare
+    /// the count in place (``setCountInPlace(_:)``) with the copy's. nil when the linked Tesseract has
+    /// no such function (Debian's 5.3).
+    public static func countInRotatedBox(_ mask: Image, box: (left: Int, bottom: Int, right: Int, top: Int),
+                                         imageBox: (left: Int, bottom: Int, right: Int, top: Int), rotation: (x: Float, y: Float)) -> Int? {
+        let count = quire_count_in_rotated_box(UnsafeMutablePointer(mask.unsafePix), Int32(box.left), Int32(box.bottom), Int32(box.right), Int32(box.top),
+                                               Int32(imageBox.left), Int32(imageBox.bottom), Int32(imageBox.right), Int32(imageBox.top),
+                                               rotation.x, rotation.y)
+        return count < 0 ? nil : Int(count)
+    }
+
     /// Whether the interposed `pixWriteMem` is the one Tesseract's calls reach (tests check it, so that
     /// a linker change that drops it is noticed).
     public static var lineImageShimBound: Bool { quire_raw_line_images_interposed() != 0 }

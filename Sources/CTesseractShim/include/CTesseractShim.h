@@ -48,4 +48,18 @@ int quire_lane_class_pruner(int on);
 /// linked Tesseract has no such switch.
 int quire_quick_threshold(int on);
 
+/// Switches the patched Tesseract's pixel count in a rectangle of the page's picture mask where it lies
+/// (scripts/tesseract-patches/0015) on (1, the default) or off (0, the rectangle copied into an image of
+/// its own and counted there) for the whole process, so that tests can compare the two. Returns whether
+/// it runs now, or -1 when the linked Tesseract has no such switch.
+int quire_count_in_place(int on);
+
+struct Pix;
+/// The patched Tesseract's `ImageFind::CountPixelsInRotatedBox` (0015): the black pixels of the 1-bit
+/// `pix` in the box (left, bottom, right, top) clipped to the image's box, both turned by the rotation
+/// (x, y) into `pix`'s frame, whose top row is the turned image box's top. For tests, which compare the
+/// count in place with the copy's. -1 when the linked Tesseract has no such function.
+int quire_count_in_rotated_box(struct Pix *pix, int left, int bottom, int right, int top, int image_left, int image_bottom,
+                               int image_right, int image_top, float rotation_x, float rotation_y);
+
 #endif
