@@ -86,6 +86,13 @@ int quire_count_in_place(int on) {
     return quire_tesseract_count_in_place ? quire_tesseract_count_in_place(on) : -1;
 }
 
+// ...and this one (0016).
+extern int quire_tesseract_network_rows(int on) __attribute__((weak));
+
+int quire_network_rows(int on) {
+    return quire_tesseract_network_rows ? quire_tesseract_network_rows(on) : -1;
+}
+
 extern int quire_tesseract_count_in_rotated_box(struct Pix *pix, int left, int bottom, int right, int top, int image_left,
                                                 int image_bottom, int image_right, int image_top, float rotation_x,
                                                 float rotation_y) __attribute__((weak));

@@ -145,6 +145,17 @@ public final class Engine: TextRecognizer, OrientationDetector {
         return state < 0 ? nil : state == 1
     }
 
+    /// Switches the patched engine's row pointers in the network's `Convolve` and `Maxpool` layers on or
+    /// off (off: the array's per-element accessors and `StrideMap` indices) for every engine in the
+    /// process: a switch for tests, which compare the two. Every line the engine reads passes through
+    /// both layers (its first 3 × 3 neighbourhoods and their pooling). Returns whether they run now, or
+    /// nil when the linked Tesseract has no such switch (Debian's 5.3).
+    @discardableResult
+    public static func setNetworkRows(_ on: Bool) -> Bool? {
+        let state = quire_network_rows(on ? 1 : 0)
+        return state < 0 ? nil : state == 1
+    }
+
     /// The layout analysis's count of a box's black pixels in a 1-bit `mask` (Tesseract's coordinates:
     /// y up; the box clipped to `imageBox`, both turned by `rotation`, a unit vector at a multiple of a
     /// quarter turn, into the mask's frame), as the picture mask is counted; for tests, which compare

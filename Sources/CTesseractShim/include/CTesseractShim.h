@@ -54,6 +54,12 @@ int quire_quick_threshold(int on);
 /// it runs now, or -1 when the linked Tesseract has no such switch.
 int quire_count_in_place(int on);
 
+/// Switches the patched Tesseract's row pointers in an integer network's `Convolve` and `Maxpool` layers
+/// (scripts/tesseract-patches/0016) on (1, the default) or off (0, the per-element accessors) for the
+/// whole process, so that tests can compare the two. Returns whether they run now, or -1 when the
+/// linked Tesseract has no such switch.
+int quire_network_rows(int on);
+
 struct Pix;
 /// The patched Tesseract's `ImageFind::CountPixelsInRotatedBox` (0015): the black pixels of the 1-bit
 /// `pix` in the box (left, bottom, right, top) clipped to the image's box, both turned by the rotation
