@@ -88,12 +88,6 @@ public final class Image {
         return Image(owning: out)
     }
 
-    /// Scaled by `factor` (Leptonica scales the stored resolution too; callers set it afterwards).
-    public func scaled(by factor: Double) throws(ImageError) -> Image {
-        guard let out = pixScale(pix, Float(factor), Float(factor)) else { throw ImageError(.internalFailure, "scaling failed") }
-        return Image(owning: out)
-    }
-
     /// The rectangle at (x, y) of `width`×`height` pixels, clipped to the image.
     public func cropped(x: Int, y: Int, width: Int, height: Int) throws(ImageError) -> Image {
         guard let box = boxCreate(Int32(x), Int32(y), Int32(width), Int32(height)) else { throw ImageError(.internalFailure, "crop failed") }
