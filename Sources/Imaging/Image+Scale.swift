@@ -63,8 +63,8 @@ extension Image {
     }
 
     /// `scaleGrayLILow`: each destination pixel from the four source pixels around its place, in
-    /// sixteenths of a pixel; along the last row and column, the pixels past them are the edge's
-    /// (where Leptonica reads the pixel itself instead).
+    /// sixteenths of a pixel; on the last row and column, a neighbour past the edge is the pixel
+    /// itself, as in Leptonica.
     private static func interpolate(from pix: UnsafeMutablePointer<PIX>, ws: Int, hs: Int,
                                     into destination: UnsafeMutablePointer<PIX>, wd: Int, hd: Int) {
         let scx = Float(16.0 * Double(Float(ws)) / Double(Float(wd)))

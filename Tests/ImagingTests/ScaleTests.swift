@@ -8,8 +8,8 @@ import Testing
 /// every page Quire reads is measured on a scaled copy and read enlarged.
 @Suite("Grey scaling: Leptonica's pixels")
 struct ScaleTests {
-    /// An 8 bpp image of random levels over a gradient, with runs of paper and ink (what the unsharp
-    /// mask clips at 0 and 255), at 300 dpi.
+    /// An 8 bpp image in diagonal bands of paper (255), ink (0) and random levels, so that the unsharp
+    /// mask clips at both ends, at 300 dpi.
     static func page(width: Int, height: Int, seed: UInt64) throws -> Image {
         let pix = try #require(pixCreate(Int32(width), Int32(height), 8))
         var random = SplitMix64(seed: seed)

@@ -16,8 +16,8 @@ struct NetworkRowsTests {
     func rowsMatchAccessors() throws {
         guard ActivationsTests.switchedOn(Engine.setNetworkRows) else { return }
         defer { Engine.setNetworkRows(true) }
-        // The sample page at three sizes and the four-tile page: lines of other lengths, the same
-        // 36-row input each, its first and last rows the ones with neighbours outside the line.
+        // The four-tile page and the sample page at two sizes: lines of other lengths, each scaled
+        // to the network's 36 rows, whose first and last rows have neighbours outside the line.
         let pages = try ActivationsTests.pages()
         let rows = try ActivationsTests.read(pages)
         #expect(Engine.setNetworkRows(false) == false)
