@@ -45,20 +45,15 @@ extension Image {
         pixCopyInputFormat(interpolated, pix)
         pixScaleResolution(interpolated, scale, scale)
         Self.interpolate(from: pix!, ws: ws, hs: hs, into: interpolated, wd: wd, hd: hd)
-        guard sharpen else {
-            pixCopyText(interpolated, pix)
-            pixCopyInputFormat(interpolated, pix)
-            return Image(owning: interpolated)
-        }
+        guard sharpen else { return Image(owning: interpolated) }
         var owned: UnsafeMutablePointer<PIX>? = interpolated
         defer { pixDestroy(&owned) }
-        // pixUnsharpMaskingGray2D: the two pixels along each edge are the interpolated ones.
+        // pixUnsharpMaskingGray2D: the two pixels along each edge are the interpolated ones (and the
+        // copy's template takes their text, resolution and input format too).
         guard let sharpened = pixCopyBorder(nil, interpolated, 2, 2, 2, 2) else {
             throw ImageError(.tooManyPixels, "no memory for a \(wd)×\(hd) page")
         }
         Self.unsharpMask(interpolated, into: sharpened, width: wd, height: hd, fraction: 0.4)
-        pixCopyText(sharpened, pix)
-        pixCopyInputFormat(sharpened, pix)
         return Image(owning: sharpened)
     }
 

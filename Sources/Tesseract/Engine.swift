@@ -86,10 +86,16 @@ public final class Engine: TextRecognizer, OrientationDetector {
     /// switch for tests, which compare them with the scalar loops that machines without AVX2 run.
     /// Returns whether they run now (on, and the processor has AVX2), or nil when the linked Tesseract
     /// has no such switch (Debian's 5.3, which has no AVX2 activations at all).
+    /// Sets one of the patched engine's switches (a C function taking 1 or 0 and returning whether
+    /// the patched code runs now, or -1 where the linked Tesseract has no such switch).
+    private static func flip(_ set: (Int32) -> Int32, _ on: Bool) -> Bool? {
+        let state = set(on ? 1 : 0)
+        return state < 0 ? nil : state == 1
+    }
+
     @discardableResult
     public static func setAVX2Activations(_ on: Bool) -> Bool? {
-        let state = quire_avx2_activations(on ? 1 : 0)
-        return state < 0 ? nil : state == 1
+        Self.flip(quire_avx2_activations, on)
     }
 
     /// Switches the patched engine's VNNI kernels for its int8 matrix products on or off for every
@@ -98,8 +104,7 @@ public final class Engine: TextRecognizer, OrientationDetector {
     /// them), or nil when the linked Tesseract has no such switch (Debian's 5.3).
     @discardableResult
     public static func setVNNI(_ on: Bool) -> Bool? {
-        let state = quire_vnni(on ? 1 : 0)
-        return state < 0 ? nil : state == 1
+        Self.flip(quire_vnni, on)
     }
 
     /// Switches the patched engine's line-finding openings by doubling on or off (off: Leptonica's
@@ -108,8 +113,7 @@ public final class Engine: TextRecognizer, OrientationDetector {
     /// has no such switch (Debian's 5.3).
     @discardableResult
     public static func setDoublingOpenings(_ on: Bool) -> Bool? {
-        let state = quire_doubling_openings(on ? 1 : 0)
-        return state < 0 ? nil : state == 1
+        Self.flip(quire_doubling_openings, on)
     }
 
     /// Switches the patched engine's class pruner that sums in lanes on or off (off: the loop feature by
@@ -119,8 +123,7 @@ public final class Engine: TextRecognizer, OrientationDetector {
     /// such switch (Debian's 5.3).
     @discardableResult
     public static func setLaneClassPruner(_ on: Bool) -> Bool? {
-        let state = quire_lane_class_pruner(on ? 1 : 0)
-        return state < 0 ? nil : state == 1
+        Self.flip(quire_lane_class_pruner, on)
     }
 
     /// Switches the patched engine's quick histogram and one-channel thresholding on or off (off: the
@@ -130,8 +133,7 @@ public final class Engine: TextRecognizer, OrientationDetector {
     /// they run now, or nil when the linked Tesseract has no such switch (Debian's 5.3).
     @discardableResult
     public static func setQuickThreshold(_ on: Bool) -> Bool? {
-        let state = quire_quick_threshold(on ? 1 : 0)
-        return state < 0 ? nil : state == 1
+        Self.flip(quire_quick_threshold, on)
     }
 
     /// Switches the patched engine's count of a rectangle's pixels where they lie on or off (off: the
@@ -141,8 +143,7 @@ public final class Engine: TextRecognizer, OrientationDetector {
     /// it runs now, or nil when the linked Tesseract has no such switch (Debian's 5.3).
     @discardableResult
     public static func setCountInPlace(_ on: Bool) -> Bool? {
-        let state = quire_count_in_place(on ? 1 : 0)
-        return state < 0 ? nil : state == 1
+        Self.flip(quire_count_in_place, on)
     }
 
     /// Switches the patched engine's row pointers in the network's `Convolve` and `Maxpool` layers on or
@@ -152,8 +153,7 @@ public final class Engine: TextRecognizer, OrientationDetector {
     /// nil when the linked Tesseract has no such switch (Debian's 5.3).
     @discardableResult
     public static func setNetworkRows(_ on: Bool) -> Bool? {
-        let state = quire_network_rows(on ? 1 : 0)
-        return state < 0 ? nil : state == 1
+        Self.flip(quire_network_rows, on)
     }
 
     /// The layout analysis's count of a box's black pixels in a 1-bit `mask` (Tesseract's coordinates:
