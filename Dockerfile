@@ -42,7 +42,7 @@ RUN set -eux; \
         apt-get update; \
         apt-get install -y --no-install-recommends \
             libzmq3-dev libtesseract-dev libleptonica-dev libsodium-dev libsqlite3-dev libpq-dev libheif-dev \
-            libmicrohttpd-dev libcurl4-openssl-dev libcld2-dev cmake g++ make patch python3 python3-venv xz-utils; \
+            libmicrohttpd-dev libcurl4-openssl-dev libcld2-dev libjemalloc-dev cmake g++ make patch python3 python3-venv xz-utils; \
         rm -rf /var/lib/apt/lists/*; \
     fi
 # Tesseract 5.5 built from Debian 13's source into /opt/quire-tesseract, which Package.swift links
@@ -84,7 +84,7 @@ RUN set -eux; \
     packs=""; for l in $TESSERACT_LANGUAGES; do packs="$packs tesseract-ocr-$(echo "$l" | tr '_' '-' | tr 'A-Z' 'a-z')"; done; \
     apt-get update; \
     apt-get install -y --no-install-recommends \
-        libzmq5 libtesseract5 liblept5 libsodium23 libheif1 libsqlite3-0 libpq5 libmicrohttpd12 libcurl4 libcld2-0 wamerican $packs; \
+        libzmq5 libtesseract5 liblept5 libsodium23 libheif1 libsqlite3-0 libpq5 libmicrohttpd12 libcurl4 libcld2-0 libjemalloc2 wamerican $packs; \
     rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt /var/log/dpkg.log; \
     groupadd --system --gid 10001 quire; \
     useradd --system --uid 10001 --gid quire --home-dir /var/lib/quire --no-create-home \

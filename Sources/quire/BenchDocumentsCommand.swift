@@ -58,7 +58,7 @@ enum BenchDocumentsCommand {
         let logger = try BenchOptions.logger(invocation)
         let quiet = try invocation.value(BenchOptions.quiet, or: false)
         // Before anything loads Tesseract (as `quire bench ocr`).
-        ensureSingleThreadedOpenMP()
+        prepareForEngines(engineThreads: options.workers, environment: invocation.environment)
         let benchmark = DocumentBenchmark(options: options, logger: logger) { line in
             if !quiet { printError("bench: " + line) }
         }

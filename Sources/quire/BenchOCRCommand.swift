@@ -130,8 +130,9 @@ enum BenchOCRCommand {
         let quiet = try invocation.value(BenchOptions.quiet, or: false)
 
         // Before anything loads Tesseract: re-executes this command with OMP_THREAD_LIMIT=1 (the
-        // arguments have been checked, so a usage error is not printed twice).
-        ensureSingleThreadedOpenMP()
+        // arguments have been checked, so a usage error is not printed twice), and sets the allocator
+        // up as a worker process does: the workers here read as `quire up`'s.
+        prepareForEngines(engineThreads: options.workers, environment: invocation.environment)
 
         let benchmark = OCRBenchmark(options: options, logger: logger) { line in
             if !quiet { printError("bench: " + line) }
