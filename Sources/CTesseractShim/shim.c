@@ -93,6 +93,25 @@ int quire_network_rows(int on) {
     return quire_tesseract_network_rows ? quire_tesseract_network_rows(on) : -1;
 }
 
+// ...and these (0018, 0019).
+extern int quire_tesseract_edge_runs(int on) __attribute__((weak));
+
+int quire_edge_runs(int on) {
+    return quire_tesseract_edge_runs ? quire_tesseract_edge_runs(on) : -1;
+}
+
+extern int quire_tesseract_keep_page_binary(int on) __attribute__((weak));
+
+int quire_keep_page_binary(int on) {
+    return quire_tesseract_keep_page_binary ? quire_tesseract_keep_page_binary(on) : -1;
+}
+
+extern int quire_tesseract_resegment(struct TessBaseAPI *api, int psm) __attribute__((weak));
+
+int quire_resegment(struct TessBaseAPI *api, int psm) {
+    return quire_tesseract_resegment ? quire_tesseract_resegment(api, psm) : -1;
+}
+
 extern int quire_tesseract_count_in_rotated_box(struct Pix *pix, int left, int bottom, int right, int top, int image_left,
                                                 int image_bottom, int image_right, int image_top, float rotation_x,
                                                 float rotation_y) __attribute__((weak));

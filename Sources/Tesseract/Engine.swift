@@ -82,10 +82,10 @@ public final class Engine: TextRecognizer, OrientationDetector {
     /// (tests compare the two).
     public var leftToRightWalk = true
 
-    /// Switches the patched engine's AVX2 activations on or off for every engine in the process: a
-    /// switch for tests, which compare them with the scalar loops that machines without AVX2 run.
-    /// Returns whether they run now (on, and the processor has AVX2), or nil when the linked Tesseract
-    /// has no such switch (Debian's 5.3, which has no AVX2 activations at all).
+    /// How many pages this engine has read another way after ``regions(of:)`` by segmenting them again
+    /// from the binary image the analysis started from, instead of thresholding them again (tests).
+    public private(set) var resegmentedPages = 0
+
     /// Sets one of the patched engine's switches (a C function taking 1 or 0 and returning whether
     /// the patched code runs now, or -1 where the linked Tesseract has no such switch).
     private static func flip(_ set: (Int32) -> Int32, _ on: Bool) -> Bool? {
@@ -93,6 +93,10 @@ public final class Engine: TextRecognizer, OrientationDetector {
         return state < 0 ? nil : state == 1
     }
 
+    /// Switches the patched engine's AVX2 activations on or off for every engine in the process: a
+    /// switch for tests, which compare them with the scalar loops that machines without AVX2 run.
+    /// Returns whether they run now (on, and the processor has AVX2), or nil when the linked Tesseract
+    /// has no such switch (Debian's 5.3, which has no AVX2 activations at all).
     @discardableResult
     public static func setAVX2Activations(_ on: Bool) -> Bool? {
         Self.flip(quire_avx2_activations, on)
@@ -156,6 +160,26 @@ public final class Engine: TextRecognizer, OrientationDetector {
         Self.flip(quire_network_rows, on)
     }
 
+    /// Switches the patched engine's fast paths over plain rows on or off (off: pixel by pixel) where it
+    /// traces the outlines of a page's connected components, for every engine in the process: a switch
+    /// for tests, which compare the two. Every layout analysis and every segmentation for reading
+    /// traces them. Returns whether they run now, or nil when the linked Tesseract has no such switch
+    /// (Debian's 5.3).
+    @discardableResult
+    public static func setEdgeRuns(_ on: Bool) -> Bool? {
+        Self.flip(quire_edge_runs, on)
+    }
+
+    /// Switches on or off, for every engine in the process, the patched engine's copy of the page's
+    /// binary image that a page read as one block after ``regions(of:)`` is segmented from again
+    /// (off: the page is given to the engine again and thresholded again): a switch for tests, which
+    /// compare the two. Returns whether the copy is kept now, or nil when the linked Tesseract has no
+    /// such switch (Debian's 5.3).
+    @discardableResult
+    public static func setKeepPageBinary(_ on: Bool) -> Bool? {
+        Self.flip(quire_keep_page_binary, on)
+    }
+
     /// The layout analysis's count of a box's black pixels in a 1-bit `mask` (Tesseract's coordinates:
     /// y up; the box clipped to `imageBox`, both turned by `rotation`, a unit vector at a multiple of a
     /// quarter turn, into the mask's frame), as the picture mask is counted; for tests, which compare
@@ -200,8 +224,13 @@ public final class Engine: TextRecognizer, OrientationDetector {
     public func recognize(_ image: Image, layout: Layout, symbols: Bool = true) throws(RecognitionError) -> RecognizedPage {
         let segmentation = PageSegmentation(layout)
         // The layout analysis `regions(of:)` made of this image is what the full analysis would make
-        // again: Tesseract's Recognize reuses the blocks it found.
-        if !(segmentation == .auto && analysed === image) {
+        // again: Tesseract's Recognize reuses the blocks it found. Read another way, the page is
+        // segmented again from the binary image that analysis was made from, where the engine kept it.
+        if analysed === image, segmentation == .auto {
+            // Nothing to load.
+        } else if analysed === image, quire_resegment(handle, segmentation.rawValue) == 1 {
+            resegmentedPages += 1
+        } else {
             load(image, segmentation)
         }
         analysed = nil

@@ -60,6 +60,25 @@ int quire_count_in_place(int on);
 /// linked Tesseract has no such switch.
 int quire_network_rows(int on);
 
+/// Switches the patched Tesseract's fast paths over plain rows where it traces the outlines of a page's
+/// connected components (scripts/tesseract-patches/0018) on (1, the default) or off (0, pixel by pixel)
+/// for the whole process, so that tests can compare the two. Returns whether they run now, or -1 when
+/// the linked Tesseract has no such switch.
+int quire_edge_runs(int on);
+
+/// Switches the patched Tesseract's copy of a page's binary image, kept when a layout analysis that
+/// finds columns is made (scripts/tesseract-patches/0019), on (1, the default) or off (0: `quire_resegment`
+/// then finds nothing kept) for the whole process, so that tests can compare the two ways. Returns
+/// whether it is kept now, or -1 when the linked Tesseract has no such switch.
+int quire_keep_page_binary(int on);
+
+struct TessBaseAPI;
+/// Makes the next `TessBaseAPIRecognize` of `api` segment its page again with the page segmentation
+/// mode `psm`, from the binary image the last full layout analysis of the same image was made from,
+/// instead of thresholding the page again (scripts/tesseract-patches/0019): 1 where done, 0 where no
+/// such image is kept (set the image again), -1 when the linked Tesseract cannot.
+int quire_resegment(struct TessBaseAPI *api, int psm);
+
 struct Pix;
 /// The patched Tesseract's `ImageFind::CountPixelsInRotatedBox` (0015): the black pixels of the 1-bit
 /// `pix` in the box (left, bottom, right, top) clipped to the image's box, both turned by the rotation
