@@ -126,8 +126,8 @@ let package = Package(
                            "QuireStats", "QuireMonitor", "QuireTokens", "QuireJWT", "QuireStack", "QuireFormats", "QuireGateway"],
             // jemalloc instead of glibc's malloc for every role of the binary: Tesseract's layout analysis
             // and recognizer allocate and free small objects by the million, and a worker reading
-            // documents-dev used 5% less CPU with it (docs/benchmarks.md). ProcessMemory finds it at run
-            // time; the test binaries keep glibc's.
+            // documents-dev used 2.7% less CPU with it (docs/benchmarks.md). ProcessMemory finds it at run
+            // time (the package's test binary links it too, with the executable's module).
             linkerSettings: [.linkedLibrary("jemalloc")]
         ),
 

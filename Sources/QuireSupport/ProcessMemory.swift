@@ -26,8 +26,8 @@ public enum ProcessMemory {
     /// ``IdleRelease/delay``, the allocator's free memory goes back to the system.
     public static let requests = IdleRelease()
 
-    /// Whether this process allocates with jemalloc (the `quire` binary links it, Package.swift)
-    /// rather than the C library's malloc (the test binaries).
+    /// Whether this process allocates with jemalloc (the `quire` binary links it, Package.swift, and
+    /// the package's test binary with it) rather than the C library's malloc.
     public static var runsOnJemalloc: Bool { mallctl != nil }
 
     /// Returns the allocator's free pages to the system: jemalloc purges every arena's unused pages
