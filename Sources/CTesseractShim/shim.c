@@ -93,7 +93,7 @@ int quire_network_rows(int on) {
     return quire_tesseract_network_rows ? quire_tesseract_network_rows(on) : -1;
 }
 
-// ...and these (0018, 0019).
+// ...and these (0018, 0019, 0020).
 extern int quire_tesseract_edge_runs(int on) __attribute__((weak));
 
 int quire_edge_runs(int on) {
@@ -104,6 +104,12 @@ extern int quire_tesseract_keep_page_binary(int on) __attribute__((weak));
 
 int quire_keep_page_binary(int on) {
     return quire_tesseract_keep_page_binary ? quire_tesseract_keep_page_binary(on) : -1;
+}
+
+extern int quire_tesseract_empty_box_check(int on) __attribute__((weak));
+
+int quire_empty_box_check(int on) {
+    return quire_tesseract_empty_box_check ? quire_tesseract_empty_box_check(on) : -1;
 }
 
 extern int quire_tesseract_resegment(struct TessBaseAPI *api, int psm) __attribute__((weak));

@@ -79,8 +79,10 @@ extension TestImages {
     /// samples/hello.png four times, at two sizes, in two columns and two rows, at 300 dpi: blocks,
     /// paragraphs and lines of several words, and a last paragraph. With `rules`, ruled like a table:
     /// a frame around it, a rule across between the rows of tiles and one down between the columns,
-    /// each 3 pixels wide (far longer than the quarter inch Tesseract's line finder looks for).
-    public static func helloTiles(rules: Bool = false) throws -> Image {
+    /// each 3 pixels wide (far longer than the quarter inch Tesseract's line finder looks for). With
+    /// `picture`, a block of random grey noise stands where the lower left tile would: a picture beside
+    /// text for the layout analysis.
+    public static func helloTiles(rules: Bool = false, picture: Bool = false) throws -> Image {
         let tile = try Image.decode(try sample(), format: .png).grey()
         let small = try tile.scaled(by: 0.7)
         guard let canvas = pixCreate(Int32(tile.width * 2), Int32(tile.height * 2), 8) else {
@@ -89,7 +91,17 @@ extension TestImages {
         var c: UnsafeMutablePointer<PIX>? = canvas
         defer { pixDestroy(&c) }
         pixSetAll(canvas)
-        let tiles = [(tile, 0, 0), (small, tile.width, 40), (small, 0, tile.height), (tile, tile.width, tile.height + 30)]
+        var tiles = [(tile, 0, 0), (small, tile.width, 40), (small, 0, tile.height), (tile, tile.width, tile.height + 30)]
+        if picture {
+            tiles.remove(at: 2)
+            var state: UInt64 = 1
+            for y in (tile.height + 20)..<(tile.height * 2 - 20) {
+                for x in 20..<(tile.width - 20) {
+                    state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407  // PCG's LCG step
+                    pixSetPixel(canvas, Int32(x), Int32(y), UInt32(state >> 56))
+                }
+            }
+        }
         for (image, x, y) in tiles {
             let png = try image.png()
             var source = png.withUnsafeBufferPointer { pixReadMem($0.baseAddress, $0.count) }

@@ -170,6 +170,16 @@ public final class Engine: TextRecognizer, OrientationDetector {
         Self.flip(quire_edge_runs, on)
     }
 
+    /// Switches the patched engine's quick check for boxes without picture pixels on or off (off:
+    /// Leptonica's scan of each box, column by column) for every engine in the process: a switch for
+    /// tests, which compare the two. The layout analysis asks it twice for each blob where it projects
+    /// the page's text lines. Returns whether it runs now, or nil when the linked Tesseract has no such
+    /// switch (Debian's 5.3).
+    @discardableResult
+    public static func setEmptyBoxCheck(_ on: Bool) -> Bool? {
+        Self.flip(quire_empty_box_check, on)
+    }
+
     /// Switches on or off, for every engine in the process, the patched engine's copy of the page's
     /// binary image that a page read as one block after ``regions(of:)`` is segmented from again
     /// (off: the page is given to the engine again and thresholded again): a switch for tests, which

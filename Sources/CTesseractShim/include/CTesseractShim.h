@@ -72,6 +72,12 @@ int quire_edge_runs(int on);
 /// whether it is kept now, or -1 when the linked Tesseract has no such switch.
 int quire_keep_page_binary(int on);
 
+/// Switches the patched Tesseract's quick check for boxes without picture pixels, where the layout
+/// analysis projects its text lines (scripts/tesseract-patches/0020), on (1, the default) or off (0,
+/// Leptonica's scan of every box) for the whole process, so that tests can compare the two. Returns
+/// whether it runs now, or -1 when the linked Tesseract has no such switch.
+int quire_empty_box_check(int on);
+
 struct TessBaseAPI;
 /// Makes the next `TessBaseAPIRecognize` of `api` segment its page again with the page segmentation
 /// mode `psm`, from the binary image the last full layout analysis of the same image was made from,
