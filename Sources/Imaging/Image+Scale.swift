@@ -122,25 +122,29 @@ extension Image {
                                     width w: Int, height h: Int, fraction: Float) {
         let sourceBytes = UnsafeRawPointer(pixGetData(source)!), destinationBytes = UnsafeMutableRawPointer(pixGetData(destination)!)
         let sourceStride = Int(pixGetWpl(source)) * 4, destinationStride = Int(pixGetWpl(destination)) * 4
-        // Each row's sums of 5 neighbours across, for the columns 2..<w-2.
-        var across = [Int32](repeating: 0, count: w * h)
+        // Each row's sums of 5 neighbours across, for the columns 2..<w-2, in a ring of the 5 rows a
+        // destination row needs (row i in slot i % 5): the sums are integers, so their order is free.
+        var across = [Int32](repeating: 0, count: w * 5)
         across.withUnsafeMutableBufferPointer { across in
-            for i in 0..<h {
+            let sums = across.baseAddress!
+            func sumAcross(_ i: Int) {
                 let row = sourceBytes + i * sourceStride
+                let into = sums + (i % 5) * w
                 @inline(__always) func level(_ x: Int) -> Int32 { Int32(row.load(fromByteOffset: x ^ 3, as: UInt8.self)) }
                 var sum = level(0) &+ level(1) &+ level(2) &+ level(3) &+ level(4)
-                across[i * w + 2] = sum
+                into[2] = sum
                 for j in 3..<(w - 2) {
                     sum = sum &+ level(j + 2) &- level(j - 3)
-                    across[i * w + j] = sum
+                    into[j] = sum
                 }
             }
+            for i in 0..<4 { sumAcross(i) }
             let norm = Float(1.0 / 25.0)
-            let sums = across.baseAddress!
             for i in 2..<(h - 2) {
+                sumAcross(i + 2)
                 let row = sourceBytes + i * sourceStride
                 let out = destinationBytes + i * destinationStride
-                let r0 = sums + (i - 2) * w, r1 = r0 + w, r2 = r1 + w, r3 = r2 + w, r4 = r3 + w
+                let r0 = sums, r1 = r0 + w, r2 = r1 + w, r3 = r2 + w, r4 = r3 + w
                 for j in 2..<(w - 2) {
                     let sum = r0[j] &+ r1[j] &+ r2[j] &+ r3[j] &+ r4[j]
                     let mean = norm * Float(sum)
