@@ -54,43 +54,12 @@ public enum ProcessMemory {
     /// water. An OCR worker of two engine threads grew 103–154 MB over `quire bench hostile`'s passes
     /// with glibc's default, and 63–75 MB with two arenas, at the same speed (docs/benchmarks.md).
     /// False where it was not set: the process allocates with jemalloc, which keeps its own arenas
-    /// and gives their unused pages back after a while and at ``releaseFreeMemory()``, or the C
-    /// library has no such call.
+    /// and hands their unused pages back over 10 s (its decay) and at ``releaseFreeMemory()``, or the
+    /// C library has no such call.
     @discardableResult
     public static func limitArenas(_ count: Int) -> Bool {
         guard !runsOnJemalloc, let mallopt else { return false }
         return mallopt(-8, Int32(clamping: count)) == 1  // M_ARENA_MAX, <malloc.h>
-    }
-
-    /// Where the process runs on jemalloc, keeps the pages it frees for reuse while it works instead of
-    /// handing them back to the system bit by bit (jemalloc's decay, 10 s by default): an OCR worker
-    /// frees and allocates page-sized images all the time, and each page handed back faulted in again
-    /// on its next use, each fault flushing the other core's TLB (4% of a worker's samples on
-    /// documents-dev). ``IdleRelease`` hands them all back once the worker has been idle, as it trims
-    /// glibc's arenas. Called before the engine threads start; `false` puts jemalloc's own decay back
-    /// (dirty pages over 10 s, muzzy at once). False where the process does not run on jemalloc or
-    /// jemalloc refused.
-    @discardableResult
-    public static func keepFreedPagesWhileBusy(_ keep: Bool = true) -> Bool {
-        guard let mallctl else { return false }
-        func set(_ name: String) -> Bool {
-            var milliseconds = keep ? -1 : (name.hasSuffix("dirty_decay_ms") ? 10_000 : 0)  // ssize_t; -1: never
-            return mallctl(name, nil, nil, &milliseconds, MemoryLayout<Int>.size) == 0
-        }
-        // The default for arenas made from now on, then each arena made so far.
-        var done = set("arenas.dirty_decay_ms") && set("arenas.muzzy_decay_ms")
-        var count: UInt32 = 0
-        var size = MemoryLayout<UInt32>.size
-        if mallctl("arenas.narenas", &count, &size, nil, 0) == 0 {
-            for arena in 0..<count {
-                // An arena not yet made answers EFAULT: the default above covers it.
-                _ = set("arena.\(arena).dirty_decay_ms")
-                _ = set("arena.\(arena).muzzy_decay_ms")
-            }
-        } else {
-            done = false
-        }
-        return done
     }
 
     /// glibc's `mallopt`, looked up once, as `malloc_trim` below is.
