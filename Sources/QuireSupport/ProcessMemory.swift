@@ -62,6 +62,53 @@ public enum ProcessMemory {
         return mallopt(-8, Int32(clamping: count)) == 1  // M_ARENA_MAX, <malloc.h>
     }
 
+    /// Where the process runs on jemalloc, keeps the pages it frees under 8 MiB for reuse while it works
+    /// instead of handing them back to the system bit by bit (jemalloc's decay, 10 s by default): an
+    /// OCR worker frees and allocates page-sized images all the time (a grey page of 8 million pixels
+    /// is 8 MB), each page handed back faulted in again on its next use, and each fault flushed the
+    /// other core's TLB (4% of a worker's samples on documents-dev, 8% less throughput for a worker of
+    /// two engines). Requests of 8 MiB and more (jemalloc's `opt.oversize_threshold`: a PDF page
+    /// rendered at 300 dpi, a photo's tensors) have an arena of their own, which keeps purging at once,
+    /// as glibc unmaps its largest blocks: kept too, they held a worker at its high water (1.1 GB
+    /// against glibc's 490 MB in a mixed soak). ``IdleRelease`` hands everything back once the worker
+    /// has been idle. Called before the engine threads start; false where the process does not run on
+    /// jemalloc or jemalloc refused.
+    @discardableResult
+    public static func keepFreedPagesWhileBusy() -> Bool {
+        guard let mallctl, let allocate, let release else { return false }
+        var threshold = 0, automatic: UInt32 = 0
+        var size = MemoryLayout<Int>.size, count = MemoryLayout<UInt32>.size
+        guard mallctl("opt.oversize_threshold", &threshold, &size, nil, 0) == 0,
+              mallctl("opt.narenas", &automatic, &count, nil, 0) == 0 else { return false }
+        // jemalloc makes the oversize arena at its first request, purging at once only while the
+        // default decay is positive: make it now, before the default changes.
+        if threshold > 0, let block = allocate(threshold) { release(block) }
+        var never = -1  // ssize_t: decay off
+        func set(_ name: String) -> Bool { mallctl(name, nil, nil, &never, MemoryLayout<Int>.size) == 0 }
+        // The default for the automatic arenas made from now on, then each one made so far (the
+        // oversize arena comes after them); one not made yet answers EFAULT.
+        let done = set("arenas.dirty_decay_ms") && set("arenas.muzzy_decay_ms")
+        for arena in 0..<automatic {
+            _ = set("arena.\(arena).dirty_decay_ms")
+            _ = set("arena.\(arena).muzzy_decay_ms")
+        }
+        return done
+    }
+
+    /// `malloc` and `free` as function pointers, so that the compiler cannot take the oversize arena's
+    /// first request, allocated and freed at once, for dead code.
+    private static let allocate: (@convention(c) (Int) -> UnsafeMutableRawPointer?)? = symbol("malloc")
+    private static let release: (@convention(c) (UnsafeMutableRawPointer?) -> Void)? = symbol("free")
+
+    private static func symbol<T>(_ name: String) -> T? {
+        #if canImport(Glibc)
+        guard let address = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else { return nil }
+        return unsafeBitCast(address, to: T.self)
+        #else
+        return nil
+        #endif
+    }
+
     /// glibc's `mallopt`, looked up once, as `malloc_trim` below is.
     private static let mallopt: (@convention(c) (Int32, Int32) -> Int32)? = {
         #if canImport(Glibc)

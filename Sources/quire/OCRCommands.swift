@@ -27,12 +27,16 @@ func ensureSingleThreadedOpenMP() {
 }
 
 /// What a process that serves OCR with `engineThreads` engine threads (`quire up`, `quire worker ocr`)
-/// sets before they start: OpenMP single-threaded, and, where it runs on glibc's malloc rather than
-/// jemalloc (which the `quire` binary links), one arena per engine thread
-/// (``ProcessMemory/arenaLimit(engineThreads:environment:)``).
+/// sets before they start: OpenMP single-threaded; on jemalloc (the `quire` binary), freed pages under
+/// 8 MiB kept for reuse until the worker is idle (``ProcessMemory/keepFreedPagesWhileBusy()``); on
+/// glibc's malloc, one arena per engine thread (``ProcessMemory/arenaLimit(engineThreads:environment:)``).
 func prepareForEngines(engineThreads: Int, environment: [String: String]) {
     ensureSingleThreadedOpenMP()
-    if let arenas = ProcessMemory.arenaLimit(engineThreads: engineThreads, environment: environment) { ProcessMemory.limitArenas(arenas) }
+    if ProcessMemory.runsOnJemalloc {
+        ProcessMemory.keepFreedPagesWhileBusy()
+    } else if let arenas = ProcessMemory.arenaLimit(engineThreads: engineThreads, environment: environment) {
+        ProcessMemory.limitArenas(arenas)
+    }
 }
 
 enum UpCommand {

@@ -3,7 +3,7 @@ import QuireSupport
 import Synchronization
 import Testing
 
-@Suite("Memory handed back when idle")
+@Suite("Memory handed back when idle", .serialized)
 struct IdleReleaseTests {
     /// How many times a release ran.
     final class Releases: Sendable {
@@ -71,5 +71,27 @@ struct IdleReleaseTests {
         #expect(ProcessMemory.releaseFreeMemory())
         let after = try #require(ProcessMemory.residentBytes())
         #expect(before - after > 64 << 20, "RSS \(before >> 20) MB before, \(after >> 20) MB after")
+    }
+
+    @Test("on jemalloc, a worker's freed pages under 8 MiB stay until released, larger blocks go back at once")
+    func keptUntilReleased() throws {
+        // The package's test binary links jemalloc with the quire executable's module (Package.swift).
+        try #require(ProcessMemory.runsOnJemalloc, "this test binary should run on jemalloc")
+        #expect(ProcessMemory.keepFreedPagesWhileBusy())
+        let blocks = (0..<1_024).map { _ in malloc(64 * 1_024)! }
+        for block in blocks { memset(block, 1, 64 * 1_024) }
+        for block in blocks { free(block) }
+        let kept = try #require(ProcessMemory.residentBytes())
+        // A block over jemalloc's oversize threshold (8 MiB) is handed back as it is freed.
+        let large = malloc(32 << 20)!
+        memset(large, 1, 32 << 20)
+        let withLarge = try #require(ProcessMemory.residentBytes())
+        free(large)
+        let withoutLarge = try #require(ProcessMemory.residentBytes())
+        #expect(withLarge - withoutLarge > 24 << 20, "RSS \(withLarge >> 20) MB with the large block, \(withoutLarge >> 20) MB after")
+        // The 64 MB of small blocks were still there, until released.
+        #expect(ProcessMemory.releaseFreeMemory())
+        let released = try #require(ProcessMemory.residentBytes())
+        #expect(kept - released > 48 << 20, "RSS \(kept >> 20) MB with the freed blocks kept, \(released >> 20) MB released")
     }
 }
