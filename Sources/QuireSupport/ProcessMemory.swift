@@ -100,6 +100,19 @@ public enum ProcessMemory {
     private static let allocate: (@convention(c) (Int) -> UnsafeMutableRawPointer?)? = symbol("malloc")
     private static let release: (@convention(c) (UnsafeMutableRawPointer?) -> Void)? = symbol("free")
 
+    /// glibc's `mallopt`, looked up once, as `malloc_trim` below is.
+    private static let mallopt: (@convention(c) (Int32, Int32) -> Int32)? = symbol("mallopt")
+
+    /// jemalloc's `mallctl`, looked up once: nil where the process does not link jemalloc.
+    private static let mallctl: (@convention(c) (UnsafePointer<CChar>?, UnsafeMutableRawPointer?, UnsafeMutablePointer<Int>?,
+                                                  UnsafeMutableRawPointer?, Int) -> Int32)? = symbol("mallctl")
+
+    /// glibc's `malloc_trim`, looked up once: Swift's Glibc module leaves out <malloc.h>, and other
+    /// C libraries (musl) have none.
+    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = symbol("malloc_trim")
+
+    /// The C function `name` as the function type `T`, looked up in the process (the executable and
+    /// the libraries it loaded); nil where there is none or no dynamic loader to ask.
     private static func symbol<T>(_ name: String) -> T? {
         #if canImport(Glibc)
         guard let address = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else { return nil }
@@ -108,39 +121,6 @@ public enum ProcessMemory {
         return nil
         #endif
     }
-
-    /// glibc's `mallopt`, looked up once, as `malloc_trim` below is.
-    private static let mallopt: (@convention(c) (Int32, Int32) -> Int32)? = {
-        #if canImport(Glibc)
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
-        #else
-        return nil
-        #endif
-    }()
-
-    /// jemalloc's `mallctl`, looked up once: nil where the process does not link jemalloc.
-    private static let mallctl: (@convention(c) (UnsafePointer<CChar>?, UnsafeMutableRawPointer?, UnsafeMutablePointer<Int>?,
-                                                  UnsafeMutableRawPointer?, Int) -> Int32)? = {
-        #if canImport(Glibc)
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallctl") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (UnsafePointer<CChar>?, UnsafeMutableRawPointer?, UnsafeMutablePointer<Int>?,
-                                                          UnsafeMutableRawPointer?, Int) -> Int32).self)
-        #else
-        return nil
-        #endif
-    }()
-
-    /// glibc's `malloc_trim`, looked up once: Swift's Glibc module leaves out <malloc.h>, and other
-    /// C libraries (musl) have none.
-    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
-        #if canImport(Glibc)
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
-        #else
-        return nil
-        #endif
-    }()
 }
 
 /// Hands the allocator's free memory back once a process has been idle for a while. glibc keeps in
