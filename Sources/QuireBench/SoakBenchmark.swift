@@ -119,6 +119,11 @@ public struct SoakBenchReport: Sendable, Codable, Equatable {
     }
 
     /// One process's growth from the end of its warm-up to its last sample.
+    ///
+    /// A worker's RSS at one moment depends on the page it is reading (an 8 MP page holds 200–250 MB
+    /// more while it is read), so one sample against another says more about the pages than about
+    /// drift. The floor is what a leak raises: the lowest sample of the first window after the warm-up
+    /// against the lowest of the last window (each a fifth of the samples after the warm-up, 2 to 10).
     public struct ProcessSummary: Sendable, Codable, Equatable {
         public var role: String
         public var instance: Int
@@ -127,7 +132,14 @@ public struct SoakBenchReport: Sendable, Codable, Equatable {
         public var rssWarmBytes: Int
         public var rssEndBytes: Int
         public var rssMaxBytes: Int
+        /// The last sample against the first after the warm-up.
         public var rssGrowthPercent: Double
+        /// The lowest sample of the first window after the warm-up, and of the last window.
+        public var rssFloorWarmBytes: Int
+        public var rssFloorEndBytes: Int
+        public var rssFloorGrowthPercent: Double
+        /// Samples in each of the two windows.
+        public var floorWindow: Int
         public var openFilesWarm: Int
         public var openFilesEnd: Int
         public var threadsWarm: Int
@@ -159,11 +171,12 @@ public struct SoakBenchReport: Sendable, Codable, Equatable {
                 + rss.joined(separator: " | ") + " | \(here.reduce(0) { $0 + $1.openFiles }) | \(here.reduce(0) { $0 + $1.threads }) |")
         }
         lines.append("")
-        lines.append("| process | from → to | RSS after warm-up → end (max), MB | growth | open files | threads |")
-        lines.append("| --- | --- | --- | ---: | --- | --- |")
+        lines.append("| process | from → to | RSS after warm-up → end (max), MB | growth | RSS floor, first → last window, MB | floor growth | open files | threads |")
+        lines.append("| --- | --- | --- | ---: | --- | ---: | --- | --- |")
         for process in processes {
             lines.append("| \(process.role)\(process.instance > 1 ? " #\(process.instance)" : "") | \(clock(process.fromSecond)) → \(clock(process.toSecond)) | "
                 + "\(mb(process.rssWarmBytes)) → \(mb(process.rssEndBytes)) (\(mb(process.rssMaxBytes))) | \(String(format: "%+.1f %%", process.rssGrowthPercent)) | "
+                + "\(mb(process.rssFloorWarmBytes)) → \(mb(process.rssFloorEndBytes)) (\(process.floorWindow) samples each) | \(String(format: "%+.1f %%", process.rssFloorGrowthPercent)) | "
                 + "\(process.openFilesWarm) → \(process.openFilesEnd) | \(process.threadsWarm) → \(process.threadsEnd) |")
         }
         if !problems.isEmpty {
@@ -177,6 +190,24 @@ public struct SoakBenchReport: Sendable, Codable, Equatable {
     }
 
     public func json() -> String { benchJSON(self) }
+}
+
+extension SoakBenchReport.ProcessSummary {
+    /// The summary of one process's samples (in time order) from the first at or past `warmFrom` seconds.
+    init(role: String, instance: Int, samples: [SoakBenchReport.ProcessSample], warmFrom: Double) {
+        let warmIndex = samples.firstIndex { $0.second >= warmFrom } ?? 0
+        let after = Array(samples[warmIndex...])
+        let warm = after[0], end = after[after.count - 1]
+        let window = min(10, max(2, after.count / 5), after.count)
+        func growth(_ from: Int, _ to: Int) -> Double { (Double(to - from) / Double(max(1, from)) * 1_000).rounded() / 10 }
+        let floorWarm = after.prefix(window).map(\.rssBytes).min() ?? warm.rssBytes
+        let floorEnd = after.suffix(window).map(\.rssBytes).min() ?? end.rssBytes
+        self.init(role: role, instance: instance, fromSecond: warm.second, toSecond: end.second,
+                  rssWarmBytes: warm.rssBytes, rssEndBytes: end.rssBytes, rssMaxBytes: after.map(\.rssBytes).max() ?? end.rssBytes,
+                  rssGrowthPercent: growth(warm.rssBytes, end.rssBytes),
+                  rssFloorWarmBytes: floorWarm, rssFloorEndBytes: floorEnd, rssFloorGrowthPercent: growth(floorWarm, floorEnd), floorWindow: window,
+                  openFilesWarm: warm.openFiles, openFilesEnd: end.openFiles, threadsWarm: warm.threads, threadsEnd: end.threads)
+    }
 }
 
 /// `quire bench soak`: the stack as separate processes (a broker with a job store, OCR workers, the
@@ -614,13 +645,7 @@ final class SoakLoad: Sendable {
             let mine = samples.filter { $0.role == sample.role && $0.instance == sample.instance }
             // A restarted process began at its restart.
             let began = sample.instance == 1 ? 0 : restarts.filter { $0.role == sample.role }.dropFirst(sample.instance - 2).first?.second ?? mine[0].second
-            let warm = mine.first { $0.second >= began + options.warmupSeconds } ?? mine[0]
-            let end = mine[mine.count - 1]
-            let after = mine.filter { $0.second >= warm.second }
-            processes.append(.init(role: sample.role, instance: sample.instance, fromSecond: warm.second, toSecond: end.second,
-                                   rssWarmBytes: warm.rssBytes, rssEndBytes: end.rssBytes, rssMaxBytes: after.map(\.rssBytes).max() ?? end.rssBytes,
-                                   rssGrowthPercent: (Double(end.rssBytes - warm.rssBytes) / Double(max(1, warm.rssBytes)) * 1_000).rounded() / 10,
-                                   openFilesWarm: warm.openFiles, openFilesEnd: end.openFiles, threadsWarm: warm.threads, threadsEnd: end.threads))
+            processes.append(.init(role: sample.role, instance: sample.instance, samples: mine, warmFrom: began + options.warmupSeconds))
         }
         return SoakBenchReport(machine: MachineInfo.current(), minutes: options.minutes, clients: options.clients, workers: options.workers,
                                files: files.count, documents: documents, sampleSeconds: options.sampleSeconds, warmupSeconds: options.warmupSeconds,
