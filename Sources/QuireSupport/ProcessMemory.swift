@@ -62,6 +62,10 @@ public enum ProcessMemory {
         return mallopt(-8, Int32(clamping: count)) == 1  // M_ARENA_MAX, <malloc.h>
     }
 
+    /// The freed pages an OCR worker keeps for reuse while busy, per engine thread: a page's buffers
+    /// take 200–250 MB while it is read (``keepFreedPagesWhileBusy(upTo:)``).
+    public static let keptPagesPerEngine = 384 << 20
+
     /// Where the process runs on jemalloc, keeps the pages it frees under 8 MiB for reuse while it works
     /// instead of handing them back to the system bit by bit (jemalloc's decay, 10 s by default): an
     /// OCR worker frees and allocates page-sized images all the time (a grey page of 8 million pixels
@@ -71,10 +75,15 @@ public enum ProcessMemory {
     /// rendered at 300 dpi, a photo's tensors) have an arena of their own, which keeps purging at once,
     /// as glibc unmaps its largest blocks: kept too, they held a worker at its high water (1.1 GB
     /// against glibc's 490 MB in a mixed soak). ``IdleRelease`` hands everything back once the worker
-    /// has been idle. Called before the engine threads start; false where the process does not run on
-    /// jemalloc or jemalloc refused.
+    /// has been idle. Kept without a bound they grew under steady load: jemalloc does not carve a small
+    /// request out of a free extent over 64 times its size (`opt.lg_extent_max_active_fit`), and the
+    /// freed images beside each other coalesce into extents of 50–100 MB that only the same large
+    /// requests reuse; a worker of one engine held 200 MB allocated and 600 MB of such pages after 20
+    /// minutes of a mixed soak. So past `limit` bytes of them, ``releaseKeptPagesOverLimit()`` (as each
+    /// request ends) hands them all back. Called before the engine threads start; false where the
+    /// process does not run on jemalloc or jemalloc refused.
     @discardableResult
-    public static func keepFreedPagesWhileBusy() -> Bool {
+    public static func keepFreedPagesWhileBusy(upTo limit: Int) -> Bool {
         guard let mallctl, let allocate, let release else { return false }
         var threshold = 0, automatic: UInt32 = 0
         var size = MemoryLayout<Int>.size, count = MemoryLayout<UInt32>.size
@@ -92,7 +101,34 @@ public enum ProcessMemory {
             _ = set("arena.\(arena).dirty_decay_ms")
             _ = set("arena.\(arena).muzzy_decay_ms")
         }
+        if done { keptLimit.store(limit, ordering: .relaxed) }
         return done
+    }
+
+    /// The bytes of freed pages past which ``releaseKeptPagesOverLimit()`` hands them back; 0: none kept.
+    private static let keptLimit = Atomic<Int>(0)
+
+    /// The freed pages jemalloc keeps for reuse in all its arenas, in bytes (`stats.arenas.<all>.pdirty`,
+    /// its statistics refreshed first); nil where the process does not run on jemalloc or jemalloc
+    /// keeps no statistics.
+    public static func keptFreedBytes() -> Int? {
+        guard let mallctl else { return nil }
+        var epoch: UInt64 = 1, pages = 0, page = 0
+        var pagesSize = MemoryLayout<Int>.size, pageSize = MemoryLayout<Int>.size
+        guard mallctl("epoch", nil, nil, &epoch, MemoryLayout<UInt64>.size) == 0,
+              mallctl("stats.arenas.4096.pdirty", &pages, &pagesSize, nil, 0) == 0,  // 4096: MALLCTL_ARENAS_ALL
+              mallctl("arenas.page", &page, &pageSize, nil, 0) == 0 else { return nil }
+        return pages * page
+    }
+
+    /// As a request ends: where the process keeps freed pages (``keepFreedPagesWhileBusy(upTo:)``) and
+    /// they have passed its limit, hands them all back, as when idle, and returns how many bytes were
+    /// kept; nil where nothing was handed back.
+    @discardableResult
+    public static func releaseKeptPagesOverLimit() -> Int? {
+        let limit = keptLimit.load(ordering: .relaxed)
+        guard limit > 0, let kept = keptFreedBytes(), kept > limit, releaseFreeMemory() else { return nil }
+        return kept
     }
 
     /// `malloc` and `free` as function pointers, so that the compiler cannot take the oversize arena's

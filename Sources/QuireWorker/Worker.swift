@@ -124,6 +124,9 @@ public final class Worker: Sendable {
         defer {
             engineNanoseconds.add(Instant.now().nanoseconds &- started.nanoseconds, ordering: .relaxed)
             ProcessMemory.requests.finished()
+            if let kept = ProcessMemory.releaseKeptPagesOverLimit() {
+                logger.info("freed pages past the limit handed back", metadata: ["service": service.name, "kept_mb": String(kept >> 20)])
+            }
         }
         do {
             return try handler.handle(request)

@@ -28,12 +28,13 @@ func ensureSingleThreadedOpenMP() {
 
 /// What a process that serves OCR with `engineThreads` engine threads (`quire up`, `quire worker ocr`)
 /// sets before they start: OpenMP single-threaded; on jemalloc (the `quire` binary), freed pages under
-/// 8 MiB kept for reuse until the worker is idle (``ProcessMemory/keepFreedPagesWhileBusy()``); on
+/// 8 MiB kept for reuse until the worker is idle, up to 384 MiB of them per engine thread
+/// (``ProcessMemory/keepFreedPagesWhileBusy(upTo:)``); on
 /// glibc's malloc, one arena per engine thread (``ProcessMemory/arenaLimit(engineThreads:environment:)``).
 func prepareForEngines(engineThreads: Int, environment: [String: String]) {
     ensureSingleThreadedOpenMP()
     if ProcessMemory.runsOnJemalloc {
-        ProcessMemory.keepFreedPagesWhileBusy()
+        ProcessMemory.keepFreedPagesWhileBusy(upTo: ProcessMemory.keptPagesPerEngine * max(1, engineThreads))
     } else if let arenas = ProcessMemory.arenaLimit(engineThreads: engineThreads, environment: environment) {
         ProcessMemory.limitArenas(arenas)
     }

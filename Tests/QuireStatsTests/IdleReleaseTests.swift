@@ -77,7 +77,7 @@ struct IdleReleaseTests {
     func keptUntilReleased() throws {
         // The package's test binary links jemalloc with the quire executable's module (Package.swift).
         try #require(ProcessMemory.runsOnJemalloc, "this test binary should run on jemalloc")
-        #expect(ProcessMemory.keepFreedPagesWhileBusy())
+        #expect(ProcessMemory.keepFreedPagesWhileBusy(upTo: 1 << 40))
         let blocks = (0..<1_024).map { _ in malloc(64 * 1_024)! }
         for block in blocks { memset(block, 1, 64 * 1_024) }
         for block in blocks { free(block) }
@@ -93,5 +93,32 @@ struct IdleReleaseTests {
         #expect(ProcessMemory.releaseFreeMemory())
         let released = try #require(ProcessMemory.residentBytes())
         #expect(kept - released > 48 << 20, "RSS \(kept >> 20) MB with the freed blocks kept, \(released >> 20) MB released")
+    }
+
+    @Test("on jemalloc, a busy worker's kept pages go back once they pass its limit, not before")
+    func keptUpToTheLimit() throws {
+        try #require(ProcessMemory.runsOnJemalloc, "this test binary should run on jemalloc")
+        defer { ProcessMemory.keepFreedPagesWhileBusy(upTo: 1 << 40) }
+        func freeBlocks(megabytes: Int) {
+            let blocks = (0..<megabytes * 16).map { _ in malloc(64 * 1_024)! }
+            for block in blocks { memset(block, 1, 64 * 1_024) }
+            for block in blocks { free(block) }
+        }
+        // Under a limit far above them, 64 MB of freed blocks stay.
+        #expect(ProcessMemory.keepFreedPagesWhileBusy(upTo: 1 << 40))
+        ProcessMemory.releaseFreeMemory()
+        freeBlocks(megabytes: 64)
+        let kept = try #require(ProcessMemory.keptFreedBytes())
+        #expect(kept > 48 << 20, "\(kept >> 20) MB kept")
+        #expect(ProcessMemory.releaseKeptPagesOverLimit() == nil)
+        #expect(try #require(ProcessMemory.keptFreedBytes()) > 48 << 20)
+        // Past a limit of 32 MB they all go back, and the RSS with them.
+        #expect(ProcessMemory.keepFreedPagesWhileBusy(upTo: 32 << 20))
+        let before = try #require(ProcessMemory.residentBytes())
+        let handedBack = try #require(ProcessMemory.releaseKeptPagesOverLimit())
+        #expect(handedBack > 48 << 20)
+        let after = try #require(ProcessMemory.residentBytes())
+        #expect(before - after > 40 << 20, "RSS \(before >> 20) MB with the freed blocks kept, \(after >> 20) MB past the limit")
+        #expect(try #require(ProcessMemory.keptFreedBytes()) < 16 << 20)
     }
 }

@@ -48,6 +48,13 @@ def test_a_minute_of_mixed_load_loses_nothing_and_samples_every_process(tmp_path
     sampled = {(s["role"], s["instance"]) for s in report["samples"]}
     assert {("broker", 1), ("gateway", 1), ("worker-1", 1), ("worker-1", 2), ("worker-1", 3), ("worker-2", 1), ("bench", 1)} <= sampled
     assert all(s["rss_bytes"] > 0 and s["open_files"] > 0 and s["threads"] > 0 for s in report["samples"])
+    # Every process's growth is told twice: its last sample, and its floor (the lowest of the first and
+    # of the last window of samples after its warm-up), each from its own samples.
+    for p in report["processes"]:
+        mine = [s["rss_bytes"] for s in report["samples"] if (s["role"], s["instance"]) == (p["role"], p["instance"])
+                and p["from_second"] <= s["second"] <= p["to_second"]]
+        assert 1 <= p["floor_window"] <= len(mine), (p, mine)
+        assert p["rss_floor_warm_bytes"] == min(mine[:p["floor_window"]]) and p["rss_floor_end_bytes"] == min(mine[-p["floor_window"]:]), (p, mine)
     # The load never stalled: at most two 10 s intervals (a killed worker's request waits for its
     # heartbeats to run out) went by without an answer.
     assert len(report["intervals"]) >= 5, report["intervals"]
