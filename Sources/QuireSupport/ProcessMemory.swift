@@ -53,9 +53,8 @@ public enum ProcessMemory {
     /// and each arena keeps what its threads freed (a page's or a picture's buffers) at its own high
     /// water. An OCR worker of two engine threads grew 103–154 MB over `quire bench hostile`'s passes
     /// with glibc's default, and 63–75 MB with two arenas, at the same speed (docs/benchmarks.md).
-    /// False where it was not set: the process allocates with jemalloc, which keeps its own arenas
-    /// and hands their unused pages back over 10 s (its decay) and at ``releaseFreeMemory()``, or the
-    /// C library has no such call.
+    /// False where it was not set: the process allocates with jemalloc, whose freed pages a worker
+    /// bounds itself (``keepFreedPagesWhileBusy(upTo:)``), or the C library has no such call.
     @discardableResult
     public static func limitArenas(_ count: Int) -> Bool {
         guard !runsOnJemalloc, let mallopt else { return false }
