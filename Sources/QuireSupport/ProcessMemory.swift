@@ -111,14 +111,19 @@ public enum ProcessMemory {
     /// its statistics refreshed first); nil where the process does not run on jemalloc or jemalloc
     /// keeps no statistics.
     public static func keptFreedBytes() -> Int? {
-        guard let mallctl else { return nil }
-        var epoch: UInt64 = 1, pages = 0, page = 0
-        var pagesSize = MemoryLayout<Int>.size, pageSize = MemoryLayout<Int>.size
+        guard let mallctl, let page = jemallocPage else { return nil }
+        var epoch: UInt64 = 1, pages = 0, size = MemoryLayout<Int>.size
         guard mallctl("epoch", nil, nil, &epoch, MemoryLayout<UInt64>.size) == 0,
-              mallctl("stats.arenas.4096.pdirty", &pages, &pagesSize, nil, 0) == 0,  // 4096: MALLCTL_ARENAS_ALL
-              mallctl("arenas.page", &page, &pageSize, nil, 0) == 0 else { return nil }
+              mallctl("stats.arenas.4096.pdirty", &pages, &size, nil, 0) == 0 else { return nil }  // 4096: MALLCTL_ARENAS_ALL
         return pages * page
     }
+
+    /// jemalloc's page (`arenas.page`), in bytes, asked once: ``keptFreedBytes()`` runs as each request ends.
+    private static let jemallocPage: Int? = {
+        guard let mallctl else { return nil }
+        var page = 0, size = MemoryLayout<Int>.size
+        return mallctl("arenas.page", &page, &size, nil, 0) == 0 ? page : nil
+    }()
 
     /// As a request ends: where the process keeps freed pages (``keepFreedPagesWhileBusy(upTo:)``) and
     /// they have passed its limit, hands them all back, as when idle, and returns how many bytes were

@@ -28,8 +28,8 @@ func ensureSingleThreadedOpenMP() {
 
 /// What a process that serves OCR with `engineThreads` engine threads (`quire up`, `quire worker ocr`)
 /// sets before they start: OpenMP single-threaded; on jemalloc (the `quire` binary), freed pages under
-/// 8 MiB kept for reuse until the worker is idle, up to 384 MiB of them per engine thread
-/// (``ProcessMemory/keepFreedPagesWhileBusy(upTo:)``); on glibc's malloc, one arena per engine thread
+/// 8 MiB kept for reuse until the worker is idle, up to ``ProcessMemory/keptPagesPerEngine`` of them
+/// per engine thread (``ProcessMemory/keepFreedPagesWhileBusy(upTo:)``); on glibc's malloc, one arena per engine thread
 /// (``ProcessMemory/arenaLimit(engineThreads:environment:)``).
 func prepareForEngines(engineThreads: Int, environment: [String: String]) {
     ensureSingleThreadedOpenMP()
