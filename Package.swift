@@ -96,6 +96,12 @@ let package = Package(
         // Language identification of read text: CLD2 (Debian's libcld2, C++) behind a C face.
         .target(name: "CCLD2", linkerSettings: [.linkedLibrary("cld2"), .linkedLibrary("stdc++")]),
         .target(name: "LanguageID", dependencies: ["CCLD2"]),
+        // jemalloc instead of glibc's malloc for every role of the quire binary, with its options
+        // (include/CJemallocOptions.h): Tesseract's layout analysis and recognizer allocate and free small
+        // objects by the million, and a worker reading documents-dev used 2.7% less CPU with it
+        // (docs/benchmarks.md). ProcessMemory finds it at run time (the package's test binary links it
+        // too, with the executable's module).
+        .target(name: "CJemallocOptions", linkerSettings: [.linkedLibrary("jemalloc")]),
         // The Tesseract engine: the first `TextRecognizer`.
         .target(name: "Tesseract", dependencies: ["CTesseract", "CTesseractShim", "CTesseractWalk", "Imaging", "QuireRecognition"]),
         // The Quire result in other services' shapes (Cloud Vision, Azure Read, Image Analysis) and as
@@ -123,12 +129,8 @@ let package = Package(
         .executableTarget(
             name: "quire",
             dependencies: ["QuireBroker", "QuireWorker", "QuireClient", "QuireWire", "QuireSupport", "ZeroMQ", "QuireBench", "QuireOCR",
-                           "QuireStats", "QuireMonitor", "QuireTokens", "QuireJWT", "QuireStack", "QuireFormats", "QuireGateway"],
-            // jemalloc instead of glibc's malloc for every role of the binary: Tesseract's layout analysis
-            // and recognizer allocate and free small objects by the million, and a worker reading
-            // documents-dev used 2.7% less CPU with it (docs/benchmarks.md). ProcessMemory finds it at run
-            // time (the package's test binary links it too, with the executable's module).
-            linkerSettings: [.linkedLibrary("jemalloc")]
+                           "QuireStats", "QuireMonitor", "QuireTokens", "QuireJWT", "QuireStack", "QuireFormats", "QuireGateway",
+                           "CJemallocOptions"]
         ),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "QuireTestSupport"]),

@@ -74,12 +74,12 @@ public enum ProcessMemory {
     /// rendered at 300 dpi, a photo's tensors) have an arena of their own, which keeps purging at once,
     /// as glibc unmaps its largest blocks: kept too, they held a worker at its high water (1.1 GB
     /// against glibc's 490 MB in a mixed soak). ``IdleRelease`` hands everything back once the worker
-    /// has been idle. Kept without a bound they grew under steady load: jemalloc does not carve a small
-    /// request out of a free extent over 64 times its size (`opt.lg_extent_max_active_fit`), and the
-    /// freed images beside each other coalesce into extents of 50–100 MB that only the same large
-    /// requests reuse; a worker of one engine held 200 MB allocated and 600 MB of such pages after 20
-    /// minutes of a mixed soak. So past `limit` bytes of them, ``releaseKeptPagesOverLimit()`` (as each
-    /// request ends) hands them all back. Called before the engine threads start; false where the
+    /// has been idle. The freed images beside each other coalesce into extents of 30–100 MB, and
+    /// jemalloc by default carves no request out of a kept extent over 64 times its size
+    /// (`opt.lg_extent_max_active_fit`): a worker of one engine held 200 MB allocated and 600 MB of such
+    /// pages after 20 minutes of a mixed soak. The quire binary lifts that limit (Sources/CJemallocOptions);
+    /// in case the pages still pile up, past `limit` bytes of them ``releaseKeptPagesOverLimit()`` (as
+    /// each request ends) hands them all back. Called before the engine threads start; false where the
     /// process does not run on jemalloc or jemalloc refused.
     @discardableResult
     public static func keepFreedPagesWhileBusy(upTo limit: Int) -> Bool {

@@ -120,4 +120,63 @@ struct IdleReleaseTests {
         let after = try #require(ProcessMemory.residentBytes())
         #expect(before - after > 40 << 20, "RSS \(before >> 20) MB with the freed blocks kept, \(after >> 20) MB past the limit")
     }
+
+    @Test("on jemalloc, smaller requests are carved out of a large extent of kept pages, not from new ones")
+    func smallRequestsReuseKeptExtents() throws {
+        // The quire binary's jemalloc options (Sources/CJemallocOptions) are linked into this test binary
+        // with the executable's module. With jemalloc's default (requests at most 64 times smaller than
+        // the extent), the small blocks below come from new pages and none of the kept ones is reused.
+        try #require(ProcessMemory.runsOnJemalloc, "this test binary should run on jemalloc")
+        #expect(ProcessMemory.keepFreedPagesWhileBusy(upTo: 1 << 40))
+        let jemalloc = try #require(JemallocArena())
+        defer { jemalloc.destroy() }
+        // A block of 64 MiB, freed: one extent of 64 MiB of kept pages. (Blocks of 1 MiB side by side
+        // would lie in the arena's mappings, of a few MiB each at first, and coalesce only within them.)
+        let large = jemalloc.allocate(64 << 20)
+        memset(large, 1, 64 << 20)
+        jemalloc.free(large)
+        let kept = try #require(jemalloc.keptBytes())
+        #expect(kept >= 64 << 20, "\(kept >> 20) MB kept")
+        // 64 blocks of 256 KiB, 256 times smaller than that extent: 16 MiB of it reused.
+        let small = (0..<64).map { _ in jemalloc.allocate(256 << 10) }
+        defer { for block in small { jemalloc.free(block) } }
+        let left = try #require(jemalloc.keptBytes())
+        #expect(kept - left >= 15 << 20, "\(kept >> 20) MB kept before the small blocks, \(left >> 20) MB after")
+    }
+}
+
+/// An arena of jemalloc's made for one test, so that no other test's frees move its statistics:
+/// `arenas.create`, `mallocx` and `dallocx` with the arena and no thread cache, `arena.<i>.destroy`.
+private struct JemallocArena {
+    typealias Mallctl = @convention(c) (UnsafePointer<CChar>?, UnsafeMutableRawPointer?, UnsafeMutablePointer<Int>?, UnsafeMutableRawPointer?, Int) -> Int32
+    private let mallctl: Mallctl
+    private let mallocx: @convention(c) (Int, Int32) -> UnsafeMutableRawPointer?
+    private let dallocx: @convention(c) (UnsafeMutableRawPointer?, Int32) -> Void
+    private let index: UInt32
+
+    init?() {
+        func symbol<T>(_ name: String) -> T? { dlsym(UnsafeMutableRawPointer(bitPattern: 0), name).map { unsafeBitCast($0, to: T.self) } }
+        guard let mallctl: Mallctl = symbol("mallctl"), let mallocx: @convention(c) (Int, Int32) -> UnsafeMutableRawPointer? = symbol("mallocx"),
+              let dallocx: @convention(c) (UnsafeMutableRawPointer?, Int32) -> Void = symbol("dallocx") else { return nil }
+        var index: UInt32 = 0, size = MemoryLayout<UInt32>.size
+        guard mallctl("arenas.create", &index, &size, nil, 0) == 0 else { return nil }
+        (self.mallctl, self.mallocx, self.dallocx, self.index) = (mallctl, mallocx, dallocx, index)
+    }
+
+    /// MALLOCX_ARENA(index) | MALLOCX_TCACHE_NONE (<jemalloc/jemalloc.h>).
+    private var flags: Int32 { Int32(bitPattern: (index + 1) << 20 | 1 << 8) }
+
+    func allocate(_ size: Int) -> UnsafeMutableRawPointer { mallocx(size, flags)! }
+    func free(_ block: UnsafeMutableRawPointer) { dallocx(block, flags) }
+
+    /// The arena's kept (dirty) pages in bytes, its statistics refreshed first.
+    func keptBytes() -> Int? {
+        var epoch: UInt64 = 1, pages = 0, page = 0, size = MemoryLayout<Int>.size
+        guard mallctl("epoch", nil, nil, &epoch, MemoryLayout<UInt64>.size) == 0,
+              mallctl("stats.arenas.\(index).pdirty", &pages, &size, nil, 0) == 0,
+              mallctl("arenas.page", &page, &size, nil, 0) == 0 else { return nil }
+        return pages * page
+    }
+
+    func destroy() { _ = mallctl("arena.\(index).destroy", nil, nil, nil, 0) }
 }
