@@ -107,14 +107,15 @@ public enum ProcessMemory {
     /// The bytes of freed pages past which ``releaseKeptPagesOverLimit()`` hands them back; 0: none kept.
     private static let keptLimit = Atomic<Int>(0)
 
-    /// The freed pages jemalloc keeps for reuse in all its arenas, in bytes (`stats.arenas.<all>.pdirty`,
-    /// its statistics refreshed first); nil where the process does not run on jemalloc or jemalloc
-    /// keeps no statistics.
-    public static func keptFreedBytes() -> Int? {
+    /// The freed pages jemalloc keeps for reuse in `arena`, or in all its arenas where nil, in bytes
+    /// (`stats.arenas.<i>.pdirty`, its statistics refreshed first); nil where the process does not run
+    /// on jemalloc or jemalloc keeps no statistics.
+    public static func keptFreedBytes(arena: UInt32? = nil) -> Int? {
         guard let mallctl, let page = jemallocPage else { return nil }
         var epoch: UInt64 = 1, pages = 0, size = MemoryLayout<Int>.size
+        let index = arena ?? 4096  // MALLCTL_ARENAS_ALL
         guard mallctl("epoch", nil, nil, &epoch, MemoryLayout<UInt64>.size) == 0,
-              mallctl("stats.arenas.4096.pdirty", &pages, &size, nil, 0) == 0 else { return nil }  // 4096: MALLCTL_ARENAS_ALL
+              mallctl("stats.arenas.\(index).pdirty", &pages, &size, nil, 0) == 0 else { return nil }
         return pages * page
     }
 

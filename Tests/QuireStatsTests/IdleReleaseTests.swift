@@ -169,14 +169,8 @@ private struct JemallocArena {
     func allocate(_ size: Int) -> UnsafeMutableRawPointer { mallocx(size, flags)! }
     func free(_ block: UnsafeMutableRawPointer) { dallocx(block, flags) }
 
-    /// The arena's kept (dirty) pages in bytes, its statistics refreshed first.
-    func keptBytes() -> Int? {
-        var epoch: UInt64 = 1, pages = 0, page = 0, size = MemoryLayout<Int>.size
-        guard mallctl("epoch", nil, nil, &epoch, MemoryLayout<UInt64>.size) == 0,
-              mallctl("stats.arenas.\(index).pdirty", &pages, &size, nil, 0) == 0,
-              mallctl("arenas.page", &page, &size, nil, 0) == 0 else { return nil }
-        return pages * page
-    }
+    /// The arena's kept (dirty) pages in bytes.
+    func keptBytes() -> Int? { ProcessMemory.keptFreedBytes(arena: index) }
 
     func destroy() { _ = mallctl("arena.\(index).destroy", nil, nil, nil, 0) }
 }
