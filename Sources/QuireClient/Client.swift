@@ -49,7 +49,8 @@ public final class QuireClient: Sendable {
             Thread.current.name = "quire-client-io"
             // Sockets are made, used and closed on this thread only.
             let executor = ClientExecutor(
-                machine: ClientMachine(endpoints: self.endpoints, dialect: configuration.dialect, maxInFlight: configuration.maxInFlight),
+                machine: ClientMachine(endpoints: self.endpoints, dialect: configuration.dialect, maxInFlight: configuration.maxInFlight,
+                                      idleLinger: configuration.idleLinger),
                 context: self.context, curve: configuration.curve, wakeup: wakeup,
                 takeCommands: { [self] in commands.withLock { queue in defer { queue.removeAll() }; return queue } },
                 brokerChanged: { [self] in inUse.store($0, ordering: .relaxed) })

@@ -15,18 +15,26 @@ public struct ClientConfiguration: Sendable, Equatable {
     /// Requests in flight at once. Each has its own DEALER connection, as MDP allows one outstanding
     /// request per connection; further requests wait in the client.
     public var maxInFlight: Int
+    /// How long a connection may sit idle before it is closed, all but the last one: the pool grows to
+    /// the requests in flight at once and shrinks back once they are answered.
+    public var idleLinger: Milliseconds
     /// CURVE towards a broker that has it on (`--curve-server-key`, `--curve-key`); `nil`: plain TCP.
     public var curve: CurveClientSettings?
 
     public init(broker: String = "tcp://127.0.0.1:5555", dialect: Dialect = .mdp02, timeout: Milliseconds = 30_000, retries: Int = 2, maxInFlight: Int = 64,
-                curve: CurveClientSettings? = nil) {
+                idleLinger: Milliseconds = Self.defaultIdleLinger, curve: CurveClientSettings? = nil) {
         self.broker = broker
         self.dialect = dialect
         self.timeout = timeout
         self.retries = retries
         self.maxInFlight = maxInFlight
+        self.idleLinger = idleLinger
         self.curve = curve
     }
+
+    /// A minute: long enough that steady traffic keeps its connections, short enough that a burst's are
+    /// gone before the next.
+    public static let defaultIdleLinger: Milliseconds = 60_000
 
     /// The defaults, overridden by the `QUIRE_*` variables of ``settings`` where set.
     public init(environment: [String: String]) throws(ConfigurationError) {

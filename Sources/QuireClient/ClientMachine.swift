@@ -11,6 +11,9 @@ import QuireWire
 ///   `maxInFlight`; otherwise it waits, first come first served;
 /// - a connection is reused after a FINAL reply; one on which a reply may still come (a timeout, a
 ///   cancel, a reply that broke the protocol) is closed, so a late reply has nowhere to arrive;
+/// - a connection left idle for `idleLinger` is closed, all but the last one: the pool shrinks back
+///   after a burst (or after the wait for a restarted worker) instead of keeping its high-water mark
+///   of connections, and of the broker's descriptors, for good;
 /// - an attempt with no word from the service within its timeout (a PARTIAL counts as a word) is
 ///   sent again on a fresh connection while its retries last, and then fails with `timeout`;
 /// - with several brokers, an attempt that timed out at the broker in use moves every request on to the
@@ -57,7 +60,8 @@ struct ClientMachine: Sendable {
         /// A request's FINAL reply: it is answered.
         case succeed(RequestID, [[UInt8]])
         case fail(RequestID, ClientError)
-        /// Send ``Event/tick`` at this instant (nil: no attempt is waiting, no timer).
+        /// Send ``Event/tick`` at this instant (nil: no attempt is waiting and no idle connection is to
+        /// be closed, no timer).
         case arm(Instant?)
         /// Requests go to this broker (an index into the endpoints) from now on.
         case useBroker(Int)
@@ -77,25 +81,31 @@ struct ClientMachine: Sendable {
         /// Which of the endpoints it is connected to.
         var endpoint: Int
         var attempt: Attempt?
+        /// When it last finished an attempt, while it has none.
+        var idleSince: Instant?
     }
 
     let endpoints: [String]
     let dialect: Dialect
     let maxInFlight: Int
+    /// How long a connection may sit idle before it is closed, unless it is the only one.
+    let idleLinger: Milliseconds
     /// The broker in use: the first named, until one stopped answering.
     private(set) var current = 0
     private(set) var connections: [Connection] = []
-    /// Connections without an attempt, the last freed first.
+    /// Connections without an attempt, in the order they were freed: the last freed is reused first,
+    /// so the first ones are those idle the longest.
     private var idle: [ConnectionID] = []
     private var waiting = RequestQueue()
     private var nextConnection: ConnectionID = 1
     private var armed: Instant?
     private(set) var isClosed = false
 
-    init(endpoints: [String], dialect: Dialect, maxInFlight: Int) {
+    init(endpoints: [String], dialect: Dialect, maxInFlight: Int, idleLinger: Milliseconds = ClientConfiguration.defaultIdleLinger) {
         self.endpoints = endpoints.isEmpty ? [""] : endpoints
         self.dialect = dialect
         self.maxInFlight = max(1, maxInFlight)
+        self.idleLinger = idleLinger
     }
 
     /// Requests that wait for a connection.
@@ -118,8 +128,7 @@ struct ClientMachine: Sendable {
             }
         case .sendFailed(let connection, let reason):
             guard let index = index(of: connection), let attempt = connections[index].attempt else { break }
-            connections[index].attempt = nil
-            idle.append(connection)
+            free(index, now: now)
             actions.append(.fail(attempt.request.id, ClientError(.transport, reason)))
         case .cancel(let id):
             if let connection = connections.first(where: { $0.attempt?.request.id == id }) {
@@ -146,6 +155,7 @@ struct ClientMachine: Sendable {
             return actions
         }
         startWaiting(now: now, into: &actions)
+        shrink(now: now, into: &actions)
         rearm(into: &actions)
         return actions
     }
@@ -163,8 +173,7 @@ struct ClientMachine: Sendable {
             connections[index].attempt?.deadline = now + attempt.request.timeout
             actions.append(.partial(id, body))
         case .success((.final, let body)):
-            connections[index].attempt = nil
-            idle.append(connection)
+            free(index, now: now)
             if body.count == 1, let error = WireError(jsonFrame: body[0]) {
                 actions.append(.fail(id, ClientError(.remote, error.message, remote: error)))
             } else {
@@ -237,9 +246,30 @@ struct ClientMachine: Sendable {
         return id
     }
 
+    /// The connection at `index` has finished its attempt: it waits for the next request.
+    private mutating func free(_ index: Int, now: Instant) {
+        connections[index].attempt = nil
+        connections[index].idleSince = now
+        idle.append(connections[index].id)
+    }
+
+    /// Closes the connections idle for `idleLinger`, the longest idle first, keeping the last one open.
+    private mutating func shrink(now: Instant, into actions: inout [Action]) {
+        while connections.count > 1, let oldest = idle.first, let due = lingerEnd(of: oldest), now >= due {
+            _ = drop(oldest)
+            actions.append(.close(oldest))
+        }
+    }
+
+    /// When an idle connection's linger runs out.
+    private func lingerEnd(of connection: ConnectionID) -> Instant? {
+        index(of: connection).flatMap { connections[$0].idleSince }.map { $0 + idleLinger }
+    }
+
     private mutating func send(_ request: Request, on connection: ConnectionID, retriesLeft: Int, now: Instant, into actions: inout [Action]) {
         guard let index = index(of: connection) else { return }
         connections[index].attempt = Attempt(request: request, deadline: now + request.timeout, retriesLeft: retriesLeft)
+        connections[index].idleSince = nil
         actions.append(.send(connection, MajordomoCodec.clientRequest(dialect, service: request.service, body: request.body)))
     }
 
@@ -254,9 +284,10 @@ struct ClientMachine: Sendable {
         connections.firstIndex { $0.id == connection }
     }
 
-    /// Asks for a tick at the earliest deadline, when it changed.
+    /// Asks for a tick at the earliest deadline or linger's end, when it changed.
     private mutating func rearm(into actions: inout [Action]) {
-        let next = connections.compactMap { $0.attempt?.deadline }.min()
+        let linger = connections.count > 1 ? idle.first.flatMap(lingerEnd(of:)) : nil
+        let next = (connections.compactMap { $0.attempt?.deadline } + [linger].compactMap { $0 }).min()
         guard next != armed else { return }
         armed = next
         actions.append(.arm(next))

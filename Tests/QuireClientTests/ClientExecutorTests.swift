@@ -83,4 +83,63 @@ import ZeroMQ
         #expect(ContinuousClock.now - started < .seconds(30), "not after the 60 s timeout")
         await client.close()
     }
+
+    @Test("after a burst the idle connections are closed once their linger is over, as the broker sees it, all but one")
+    func idleConnectionsClosed() async throws {
+        let context = try Context()
+        let bound = Mutex<String?>(nil)
+        let stop = Atomic<Bool>(false)
+        let ready = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        // A broker on loopback TCP, so that its accepted connections show in /proc/net/tcp: it holds
+        // the first three requests until all have come (three connections at once), then answers each.
+        let broker = Thread {
+            defer { finished.signal() }
+            guard let router = try? Socket(context: context, type: .router), (try? router.bind("tcp://127.0.0.1:*")) != nil,
+                  (try? router.setReceiveTimeout(milliseconds: 100)) != nil else { ready.signal(); return }
+            defer { router.close() }
+            bound.withLock { $0 = try? router.lastEndpoint }
+            ready.signal()
+            var held: [[UInt8]] = []
+            while !stop.load(ordering: .relaxed) {
+                guard let request = try? router.receive() else { continue }
+                held.append(request[0])
+                guard held.count >= 3 else { continue }
+                let reply = MajordomoCodec.clientReply(.mdp02, .final, service: "echo", body: [Array("pong".utf8)]) ?? []
+                for peer in held { _ = try? router.send([peer] + reply) }
+                held = []
+            }
+        }
+        broker.start()
+        ready.wait()
+        defer { stop.store(true, ordering: .relaxed); finished.wait() }
+        let endpoint = try #require(bound.withLock { $0 })
+        let port = try #require(endpoint.split(separator: ":").last.flatMap { UInt16($0) })
+        let client = try QuireClient(configuration: ClientConfiguration(broker: endpoint, timeout: 5_000, retries: 0, idleLinger: 1_500), context: context)
+        async let a = client.request(service: "echo", body: [Array("a".utf8)])
+        async let b = client.request(service: "echo", body: [Array("b".utf8)])
+        async let c = client.request(service: "echo", body: [Array("c".utf8)])
+        let replies = try await [a, b, c]
+        #expect(replies.allSatisfy { $0 == [Array("pong".utf8)] })
+        #expect(try Self.established(toPort: port) == 3, "one connection per request in flight")
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try Self.established(toPort: port) > 1, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(try Self.established(toPort: port) == 1, "two closed after the linger, the last one kept")
+        // Every reply held three requests: this one comes back once the broker has three again.
+        async let d = client.request(service: "echo", body: [Array("d".utf8)])
+        async let e = client.request(service: "echo", body: [Array("e".utf8)])
+        async let f = client.request(service: "echo", body: [Array("f".utf8)])
+        #expect(try await [d, e, f].count == 3)
+        await client.close()
+    }
+
+    /// The broker's side of the established TCP connections on loopback `port`, from /proc/net/tcp.
+    static func established(toPort port: UInt16) throws -> Int {
+        let table = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
+        let local = String(format: "0100007F:%04X", port)
+        return table.split(separator: "\n").dropFirst().filter { line in
+            let fields = line.split(separator: " ")
+            return fields.count > 3 && fields[1] == local && fields[3] == "01"
+        }.count
+    }
 }

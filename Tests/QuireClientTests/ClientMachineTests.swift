@@ -13,8 +13,8 @@ import Testing
         var now = Instant(nanoseconds: 1_000_000_000)
         var nextID: UInt64 = 1
 
-        init(endpoints: [String] = ["tcp://a:5555"], maxInFlight: Int = 4) {
-            machine = ClientMachine(endpoints: endpoints, dialect: .mdp02, maxInFlight: maxInFlight)
+        init(endpoints: [String] = ["tcp://a:5555"], maxInFlight: Int = 4, idleLinger: Milliseconds = 60_000) {
+            machine = ClientMachine(endpoints: endpoints, dialect: .mdp02, maxInFlight: maxInFlight, idleLinger: idleLinger)
         }
 
         mutating func handle(_ event: ClientMachine.Event) -> [Action] {
@@ -221,6 +221,50 @@ import Testing
         #expect(!third.contains { if case .arm = $0 { true } else { false } }, "the earliest deadline did not change")
         _ = a
         #expect(rig.advance(150).last == .arm(start + 1_000))
+    }
+
+    @Test("after a burst the connections idle for the linger are closed, the longest idle first, all but the last one")
+    func idleConnectionsClosedAfterTheLinger() {
+        var rig = Rig(idleLinger: 10_000)
+        let start = rig.now
+        let ids = (1...3).map { rig.submit("\($0)", timeout: 1_000).0 }
+        #expect(rig.machine.connections.map(\.id) == [1, 2, 3])
+        for (offset, connection) in [(100, 1), (200, 2), (300, 3)] as [(Int64, UInt64)] {
+            rig.now = start + Milliseconds(offset)
+            let answered = rig.handle(.received(connection, Self.reply("\(connection)")))
+            #expect(answered.first == .succeed(ids[Int(connection) - 1], [Array("\(connection)".utf8)]))
+            if connection == 3 {
+                #expect(answered.last == .arm(start + 10_100), "nothing in flight: the timer waits for connection 1's linger")
+            }
+        }
+        rig.now = start + 10_099
+        #expect(rig.handle(.tick).isEmpty, "not yet")
+        rig.now = start + 10_100
+        #expect(rig.handle(.tick) == [.close(1), .arm(start + 10_200)])
+        rig.now = start + 10_200
+        #expect(rig.handle(.tick) == [.close(2), .arm(nil)], "connection 3 is the last one: no timer for it")
+        #expect(rig.advance(3_600_000).isEmpty && rig.machine.connections.map(\.id) == [3])
+        let (later, again) = rig.submit("later")
+        #expect(again == [.send(3, Self.request("later")), .arm(rig.now + 1_000)])
+        #expect(rig.handle(.received(3, Self.reply("later"))).first == .succeed(later, [Array("later".utf8)]))
+    }
+
+    @Test("connections that steady traffic keeps using stay open; only the surplus of a burst is closed")
+    func steadyTrafficKeepsItsConnections() {
+        var rig = Rig(idleLinger: 10_000)
+        _ = (1...3).map { rig.submit("burst \($0)").0 }
+        for connection: UInt64 in [1, 2, 3] { _ = rig.handle(.received(connection, Self.reply("done"))) }
+        var closed: [ClientMachine.ConnectionID] = []
+        // Two requests at a time every 4 s: they take the connections freed last, 3 and 2.
+        for _ in 0..<10 {
+            closed += rig.advance(4_000).compactMap { if case .close(let id) = $0 { id } else { nil } }
+            let a = rig.submit("a").1, b = rig.submit("b").1
+            #expect(Self.opened(a + b).isEmpty, "the pool has connections enough")
+            let busy = rig.machine.connections.filter { $0.attempt != nil }.map(\.id)
+            for connection in busy { _ = rig.handle(.received(connection, Self.reply("done"))) }
+        }
+        #expect(closed == [1])
+        #expect(rig.machine.connections.map(\.id) == [2, 3])
     }
 
     @Test("the waiting queue lets go of each request it hands out, at once (a client sends images)")
