@@ -153,6 +153,36 @@ public final class Socket {
         }
     }
 
+    // MARK: - Monitoring
+
+    /// Connection events a monitor can report (`ZMQ_EVENT_*`).
+    public struct MonitorEvents: OptionSet, Sendable {
+        public let rawValue: Int32
+        public init(rawValue: Int32) { self.rawValue = rawValue }
+
+        /// A bound socket accepted a connection.
+        public static let accepted = MonitorEvents(rawValue: ZMQ_EVENT_ACCEPTED)
+        /// A connecting socket's connection is up.
+        public static let connected = MonitorEvents(rawValue: ZMQ_EVENT_CONNECTED)
+        /// A connection went down, either side having closed it.
+        public static let disconnected = MonitorEvents(rawValue: ZMQ_EVENT_DISCONNECTED)
+    }
+
+    /// Reports this socket's `events` on `endpoint` (an `inproc://` name), where a PAIR socket connected
+    /// to it receives one message per event (`zmq_socket_monitor`); ``monitorEvent(_:)`` reads them.
+    public func monitor(_ endpoint: String, events: MonitorEvents) throws(ZMQError) {
+        let h = try live("zmq_socket_monitor")
+        _ = try retryingInterrupts("zmq_socket_monitor", endpoint) { zmq_socket_monitor(h, endpoint, events.rawValue) }
+    }
+
+    /// The event a monitor message reports: its first frame holds the event (16 bits) and a value
+    /// (32 bits, the descriptor for connections), in the host's byte order; nil for anything else.
+    public static func monitorEvent(_ frames: [Frame]) -> MonitorEvents? {
+        guard frames.count == 2, frames[0].count == 6 else { return nil }
+        let event = frames[0].withUnsafeBytes { $0.loadUnaligned(as: UInt16.self) }
+        return MonitorEvents(rawValue: Int32(event))
+    }
+
     // MARK: - Options
 
     func setInt32Option(_ option: Int32, _ value: Int32, name: String) throws(ZMQError) {

@@ -84,24 +84,44 @@ import ZeroMQ
         await client.close()
     }
 
+    /// The connections a broker holds, from its socket's monitor: now, and the most at once.
+    final class Connections: Sendable {
+        let live = Atomic<Int>(0)
+        let most = Atomic<Int>(0)
+
+        func count(_ event: Socket.MonitorEvents?) {
+            if event == .accepted {
+                let now = live.add(1, ordering: .relaxed).newValue
+                _ = most.max(now, ordering: .relaxed)
+            } else if event == .disconnected {
+                live.subtract(1, ordering: .relaxed)
+            }
+        }
+    }
+
     @Test("after a burst the idle connections are closed once their linger is over, as the broker sees it, all but one")
     func idleConnectionsClosed() async throws {
         let context = try Context()
         let bound = Mutex<String?>(nil)
         let stop = Atomic<Bool>(false)
+        let connections = Connections()
         let ready = DispatchSemaphore(value: 0)
         let finished = DispatchSemaphore(value: 0)
-        // A broker on loopback TCP, so that its accepted connections show in /proc/net/tcp: it holds
-        // the first three requests until all have come (three connections at once), then answers each.
+        // A broker on TCP that counts its connections from its socket's monitor, holds requests until
+        // three have come (three connections at once) and then answers each.
         let broker = Thread {
             defer { finished.signal() }
+            let monitorEndpoint = "inproc://client-executor-monitor-\(UUID().uuidString)"
             guard let router = try? Socket(context: context, type: .router), (try? router.bind("tcp://127.0.0.1:*")) != nil,
-                  (try? router.setReceiveTimeout(milliseconds: 100)) != nil else { ready.signal(); return }
-            defer { router.close() }
+                  (try? router.setReceiveTimeout(milliseconds: 10)) != nil, (try? router.monitor(monitorEndpoint, events: [.accepted, .disconnected])) != nil,
+                  let monitor = try? Socket(context: context, type: .pair), (try? monitor.connect(monitorEndpoint)) != nil
+            else { ready.signal(); return }
+            defer { monitor.close(); router.close() }
             bound.withLock { $0 = try? router.lastEndpoint }
             ready.signal()
             var held: [[UInt8]] = []
             while !stop.load(ordering: .relaxed) {
+                while let event = try? monitor.receive(dontWait: true) { connections.count(Socket.monitorEvent(event)) }
                 guard let request = try? router.receive() else { continue }
                 held.append(request[0])
                 guard held.count >= 3 else { continue }
@@ -114,32 +134,28 @@ import ZeroMQ
         ready.wait()
         defer { stop.store(true, ordering: .relaxed); finished.wait() }
         let endpoint = try #require(bound.withLock { $0 })
-        let port = try #require(endpoint.split(separator: ":").last.flatMap { UInt16($0) })
-        let client = try QuireClient(configuration: ClientConfiguration(broker: endpoint, timeout: 5_000, retries: 0, idleLinger: 1_500), context: context)
-        async let a = client.request(service: "echo", body: [Array("a".utf8)])
-        async let b = client.request(service: "echo", body: [Array("b".utf8)])
-        async let c = client.request(service: "echo", body: [Array("c".utf8)])
-        let replies = try await [a, b, c]
-        #expect(replies.allSatisfy { $0 == [Array("pong".utf8)] })
-        #expect(try Self.established(toPort: port) == 3, "one connection per request in flight")
-        let deadline = ContinuousClock.now + .seconds(10)
-        while try Self.established(toPort: port) > 1, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
-        #expect(try Self.established(toPort: port) == 1, "two closed after the linger, the last one kept")
-        // Every reply held three requests: this one comes back once the broker has three again.
-        async let d = client.request(service: "echo", body: [Array("d".utf8)])
-        async let e = client.request(service: "echo", body: [Array("e".utf8)])
-        async let f = client.request(service: "echo", body: [Array("f".utf8)])
-        #expect(try await [d, e, f].count == 3)
+        let linger: Milliseconds = 300
+        let client = try QuireClient(configuration: ClientConfiguration(broker: endpoint, timeout: 30_000, retries: 0, idleLinger: linger), context: context)
+        func burst() async throws -> [[[UInt8]]] {
+            async let a = client.request(service: "echo", body: [Array("a".utf8)])
+            async let b = client.request(service: "echo", body: [Array("b".utf8)])
+            async let c = client.request(service: "echo", body: [Array("c".utf8)])
+            return try await [a, b, c]
+        }
+        func live(becomes count: Int) async throws -> Bool {
+            let deadline = ContinuousClock.now + .seconds(30)
+            while connections.live.load(ordering: .relaxed) != count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            return connections.live.load(ordering: .relaxed) == count
+        }
+        #expect(try await burst().allSatisfy { $0 == [Array("pong".utf8)] })
+        #expect(try await live(becomes: 1), "two closed after the linger, the last one kept: \(connections.live.load(ordering: .relaxed)) open")
+        #expect(connections.most.load(ordering: .relaxed) == 3, "one connection per request in flight")
+        try await Task.sleep(for: .milliseconds(3 * linger.value))
+        #expect(connections.live.load(ordering: .relaxed) == 1, "the last one stays")
+        // The next burst opens two again: the broker answers only once it holds three requests.
+        #expect(try await burst().count == 3)
+        #expect(try await live(becomes: 1))
+        #expect(connections.most.load(ordering: .relaxed) == 3)
         await client.close()
-    }
-
-    /// The broker's side of the established TCP connections on loopback `port`, from /proc/net/tcp.
-    static func established(toPort port: UInt16) throws -> Int {
-        let table = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
-        let local = String(format: "0100007F:%04X", port)
-        return table.split(separator: "\n").dropFirst().filter { line in
-            let fields = line.split(separator: " ")
-            return fields.count > 3 && fields[1] == local && fields[3] == "01"
-        }.count
     }
 }

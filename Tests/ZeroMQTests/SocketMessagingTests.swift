@@ -276,4 +276,28 @@ struct SocketMessagingTests {
         try dealer.connect(endpoint)
         #expect(try dealer.receive(timeoutMilliseconds: 200) == nil)
     }
+
+    @Test("a monitor reports a bound socket's connections accepted and gone, one event each")
+    func monitorReportsConnections() throws {
+        let context = try Context()
+        let router = try Socket(context: context, type: .router)
+        try router.bind("tcp://127.0.0.1:*")
+        let monitorEndpoint = "inproc://monitor-\(UUID().uuidString)"
+        try router.monitor(monitorEndpoint, events: [.accepted, .disconnected])
+        let monitor = try Socket(context: context, type: .pair)
+        try monitor.setReceiveTimeout(milliseconds: 5_000)
+        try monitor.connect(monitorEndpoint)
+        let dealers = try (0..<2).map { _ in try Socket(context: context, type: .dealer) }
+        for dealer in dealers { try dealer.connect(router.lastEndpoint) }
+        var seen: [Socket.MonitorEvents] = []
+        func next() throws -> Socket.MonitorEvents? {
+            let message = try #require(try monitor.receive(), "no event within 5 s")
+            return Socket.monitorEvent(message)
+        }
+        for _ in 0..<2 { seen.append(try #require(try next())) }
+        #expect(seen == [.accepted, .accepted])
+        dealers[0].close()
+        #expect(try next() == .disconnected)
+        #expect(Socket.monitorEvent([[1, 2, 3]]) == nil, "not a monitor message")
+    }
 }
