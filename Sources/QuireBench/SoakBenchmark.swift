@@ -23,8 +23,11 @@ public struct SoakBenchOptions: Sendable, Equatable {
     /// Restarts of the first worker, spread evenly over the run: the first with SIGTERM (it drains),
     /// the next with SIGKILL (its work in hand is lost to it and must be done again), and so on.
     public var restarts = 2
-    /// One sample of every process (RSS, open files, threads) and one row of latencies this often.
+    /// One row of latencies, and of every process's last reading, this often.
     public var sampleSeconds: Double = 60
+    /// One reading of every process (RSS, CPU time, open files, threads) and of the machine's CPU this
+    /// often (at most `sampleSeconds`): the RSS floors and the CPU figures come from all of them.
+    public var probeSeconds: Double = 10
     /// Growth is measured from this long after a process started; `nil`: a sixth of the run, at most 10 minutes.
     public var warmupMinutes: Double?
     /// The `quire` executable the processes run; `nil`: this one.
@@ -35,6 +38,9 @@ public struct SoakBenchOptions: Sendable, Equatable {
     public init() {}
 
     var warmupSeconds: Double { (warmupMinutes ?? min(10, minutes / 6)) * 60 }
+    var probeInterval: Double { min(probeSeconds, sampleSeconds) }
+    /// The windows the run is summed up in: ten minutes, or a sixth of a shorter run.
+    var windowSeconds: Double { max(sampleSeconds, min(600, minutes * 60 / 6)) }
 }
 
 /// The ways a request reaches the workers in a soak run.
@@ -66,12 +72,15 @@ public struct SoakBenchReport: Sendable, Codable, Equatable {
     public var files: Int
     public var documents: Int
     public var sampleSeconds: Double
+    public var probeSeconds: Double
     public var warmupSeconds: Double
     public var paths: [PathTotals]
     public var restarts: [Restart]
     public var intervals: [Interval]
+    public var windows: [Window]
     public var processes: [ProcessSummary]
     public var samples: [ProcessSample]
+    public var machineSamples: [MachineSample]
     /// The first failures and wrong answers, for the reader.
     public var problems: [String]
 
@@ -97,7 +106,10 @@ public struct SoakBenchReport: Sendable, Codable, Equatable {
         public var secondsToReplace: Double
     }
 
-    /// Answers finished in one sampling interval.
+    /// Answers finished in one sampling interval (a row), or in one window of the run (ten minutes),
+    /// and the CPU time spent meanwhile: a slower stretch is either more work per answer (the workers'
+    /// CPU seconds per answer up) or less CPU to do it with (the machine busy with others, or its
+    /// hypervisor's steal).
     public struct Interval: Sendable, Codable, Equatable {
         /// The interval's end, in seconds from the start of the load.
         public var second: Double
@@ -105,6 +117,35 @@ public struct SoakBenchReport: Sendable, Codable, Equatable {
         public var failed: Int
         public var p50Milliseconds: Double
         public var p99Milliseconds: Double
+        /// The OCR workers' CPU time (all their processes) over the interval's length.
+        public var workersCPUPercent: Double
+        /// All processes of the machine, and the time its hypervisor ran others on its CPUs, as a share
+        /// of all its CPUs' time.
+        public var machineBusyPercent: Double
+        public var stealPercent: Double
+    }
+
+    public struct Window: Sendable, Codable, Equatable {
+        public var fromSecond: Double
+        public var toSecond: Double
+        public var answers: Int
+        public var failed: Int
+        public var p50Milliseconds: Double
+        public var p99Milliseconds: Double
+        /// The OCR workers' CPU seconds over the answers finished in the window.
+        public var workerCPUSecondsPerAnswer: Double
+        public var machineBusyPercent: Double
+        public var stealPercent: Double
+    }
+
+    /// The machine's CPU time so far (`/proc/stat`, clock ticks of all CPUs).
+    public struct MachineSample: Sendable, Codable, Equatable {
+        public var second: Double
+        /// user, nice, system, irq and softirq.
+        public var busyTicks: Int
+        public var stealTicks: Int
+        /// Every column but guest time (already in user).
+        public var totalTicks: Int
     }
 
     public struct ProcessSample: Sendable, Codable, Equatable {
@@ -114,6 +155,8 @@ public struct SoakBenchReport: Sendable, Codable, Equatable {
         public var instance: Int
         public var pid: Int32
         public var rssBytes: Int
+        /// User and system CPU time since the process started.
+        public var cpuSeconds: Double
         public var openFiles: Int
         public var threads: Int
     }
@@ -123,7 +166,8 @@ public struct SoakBenchReport: Sendable, Codable, Equatable {
     /// A worker's RSS at one moment depends on the page it is reading (an 8 MP page holds 200–250 MB
     /// more while it is read), so one sample against another says more about the pages than about
     /// drift. The floor is what a leak raises: the lowest sample of the first window after the warm-up
-    /// against the lowest of the last window (each a fifth of the samples after the warm-up, 2 to 10).
+    /// against the lowest of the last window (each a fifth of the samples after the warm-up, at least 2
+    /// and at most ten minutes' worth).
     public struct ProcessSummary: Sendable, Codable, Equatable {
         public var role: String
         public var instance: Int
@@ -140,6 +184,8 @@ public struct SoakBenchReport: Sendable, Codable, Equatable {
         public var rssFloorGrowthPercent: Double
         /// Samples in each of the two windows.
         public var floorWindow: Int
+        /// CPU time after the warm-up over the time it took.
+        public var cpuPercent: Double
         public var openFilesWarm: Int
         public var openFilesEnd: Int
         public var threadsWarm: Int
@@ -162,22 +208,36 @@ public struct SoakBenchReport: Sendable, Codable, Equatable {
         lines.append("")
         // One row per interval: the answers it finished and every role's last sample in it.
         let roles = processes.map(\.role).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
-        lines.append("| until | answers | lost | p50 | p99 | " + roles.map { "\($0) RSS MB" }.joined(separator: " | ") + " | open files, all | threads, all |")
-        lines.append("| ---: | ---: | ---: | ---: | ---: | " + roles.map { _ in "---:" }.joined(separator: " | ") + " | ---: | ---: |")
+        func percent(_ value: Double) -> String { String(format: "%.0f", value) }
+        lines.append("| until | answers | lost | p50 | p99 | " + roles.map { "\($0) RSS MB" }.joined(separator: " | ")
+            + " | open files, all | threads, all | workers CPU % | machine busy % | steal % |")
+        lines.append("| ---: | ---: | ---: | ---: | ---: | " + roles.map { _ in "---:" }.joined(separator: " | ") + " | ---: | ---: | ---: | ---: | ---: |")
+        var previous = -Double.infinity
         for interval in intervals {
-            let here = samples.filter { abs($0.second - interval.second) < sampleSeconds / 2 }
-            let rss = roles.map { role in here.last { $0.role == role }.map { mb($0.rssBytes) } ?? "–" }
+            // Each role's last reading in the interval.
+            let inside = samples.filter { $0.second > previous && $0.second <= interval.second }
+            let here = roles.compactMap { role in inside.last { $0.role == role } }
+            let rss = roles.map { role in here.first { $0.role == role }.map { mb($0.rssBytes) } ?? "–" }
             lines.append("| \(clock(interval.second)) | \(interval.answers) | \(interval.failed) | \(ms(interval.p50Milliseconds)) | \(ms(interval.p99Milliseconds)) | "
-                + rss.joined(separator: " | ") + " | \(here.reduce(0) { $0 + $1.openFiles }) | \(here.reduce(0) { $0 + $1.threads }) |")
+                + rss.joined(separator: " | ") + " | \(here.reduce(0) { $0 + $1.openFiles }) | \(here.reduce(0) { $0 + $1.threads }) | "
+                + "\(percent(interval.workersCPUPercent)) | \(percent(interval.machineBusyPercent)) | \(String(format: "%.1f", interval.stealPercent)) |")
+            previous = interval.second
         }
         lines.append("")
-        lines.append("| process | from → to | RSS after warm-up → end (max), MB | growth | RSS floor, first → last window, MB | floor growth | open files | threads |")
-        lines.append("| --- | --- | --- | ---: | --- | ---: | --- | --- |")
+        lines.append("| minutes | answers | lost | p50 | p99 | workers' CPU s per answer | machine busy % | steal % |")
+        lines.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for window in windows {
+            lines.append("| \(clock(window.fromSecond))–\(clock(window.toSecond)) | \(window.answers) | \(window.failed) | \(ms(window.p50Milliseconds)) | \(ms(window.p99Milliseconds)) | "
+                + "\(String(format: "%.2f", window.workerCPUSecondsPerAnswer)) | \(percent(window.machineBusyPercent)) | \(String(format: "%.1f", window.stealPercent)) |")
+        }
+        lines.append("")
+        lines.append("| process | from → to | RSS after warm-up → end (max), MB | growth | RSS floor, first → last window, MB | floor growth | open files | threads | CPU % |")
+        lines.append("| --- | --- | --- | ---: | --- | ---: | --- | --- | ---: |")
         for process in processes {
             lines.append("| \(process.role)\(process.instance > 1 ? " #\(process.instance)" : "") | \(clock(process.fromSecond)) → \(clock(process.toSecond)) | "
                 + "\(mb(process.rssWarmBytes)) → \(mb(process.rssEndBytes)) (\(mb(process.rssMaxBytes))) | \(String(format: "%+.1f %%", process.rssGrowthPercent)) | "
-                + "\(mb(process.rssFloorWarmBytes)) → \(mb(process.rssFloorEndBytes)) (\(process.floorWindow) samples each) | \(String(format: "%+.1f %%", process.rssFloorGrowthPercent)) | "
-                + "\(process.openFilesWarm) → \(process.openFilesEnd) | \(process.threadsWarm) → \(process.threadsEnd) |")
+                + "\(mb(process.rssFloorWarmBytes)) → \(mb(process.rssFloorEndBytes)) (\(process.floorWindow) readings each) | \(String(format: "%+.1f %%", process.rssFloorGrowthPercent)) | "
+                + "\(process.openFilesWarm) → \(process.openFilesEnd) | \(process.threadsWarm) → \(process.threadsEnd) | \(percent(process.cpuPercent)) |")
         }
         if !problems.isEmpty {
             lines.append("")
@@ -185,20 +245,65 @@ public struct SoakBenchReport: Sendable, Codable, Equatable {
             lines += problems.map { "- " + $0 }
         }
         lines.append("")
-        lines.append("Warm-up: \(String(format: "%.0f", warmupSeconds)) s of each process. Machine: \(machine.summary).")
+        lines.append("Warm-up: \(String(format: "%.0f", warmupSeconds)) s of each process; every process read every \(String(format: "%g", probeSeconds)) s. "
+            + "Machine: \(machine.summary).")
         return lines.joined(separator: "\n")
     }
 
     public func json() -> String { benchJSON(self) }
 }
 
+extension SoakBenchReport.MachineSample {
+    /// The first line of `/proc/stat` now.
+    static func read(at second: Double) -> Self? {
+        guard let stat = try? String(contentsOfFile: "/proc/stat", encoding: .utf8) else { return nil }
+        return parse(stat, at: second)
+    }
+
+    /// `cpu  user nice system idle iowait irq softirq steal guest guest_nice` (ticks); guest time is
+    /// counted in user already.
+    static func parse(_ stat: String, at second: Double) -> Self? {
+        guard let line = stat.split(separator: "\n").first, line.hasPrefix("cpu ") else { return nil }
+        let ticks = line.split(separator: " ").dropFirst().compactMap { Int($0) }
+        guard ticks.count >= 8 else { return nil }
+        return .init(second: second, busyTicks: ticks[0] + ticks[1] + ticks[2] + ticks[5] + ticks[6], stealTicks: ticks[7],
+                     totalTicks: ticks[0..<8].reduce(0, +))
+    }
+}
+
+extension SoakBenchReport.Interval {
+    /// The OCR workers' CPU seconds between `from` and `to` (every worker process read in that time, each
+    /// from its last reading at or before `from`, or its first after it, to its last at or before `to`),
+    /// and the machine's busy and steal shares of its CPU time, in percent.
+    static func cpu(from: Double, to: Double, samples: [SoakBenchReport.ProcessSample], machine: [SoakBenchReport.MachineSample])
+        -> (workerSeconds: Double, workers: Double, busy: Double, steal: Double) {
+        var seconds = 0.0
+        var first: [Int32: Double] = [:], last: [Int32: Double] = [:]
+        for sample in samples where sample.role.hasPrefix("worker") && sample.second <= to {
+            if sample.second <= from || first[sample.pid] == nil { first[sample.pid] = sample.cpuSeconds }
+            last[sample.pid] = sample.cpuSeconds
+        }
+        for (pid, end) in last { seconds += end - (first[pid] ?? end) }
+        let length = max(to - from, 1e-9)
+        let start = machine.last { $0.second <= from } ?? machine.first, end = machine.last { $0.second <= to }
+        var busy = 0.0, steal = 0.0
+        if let start, let end, end.totalTicks > start.totalTicks {
+            let total = Double(end.totalTicks - start.totalTicks)
+            busy = Double(end.busyTicks - start.busyTicks) / total * 100
+            steal = Double(end.stealTicks - start.stealTicks) / total * 100
+        }
+        return (seconds, seconds / length * 100, busy, steal)
+    }
+}
+
 extension SoakBenchReport.ProcessSummary {
-    /// The summary of one process's samples (in time order) from the first at or past `warmFrom` seconds.
-    init(role: String, instance: Int, samples: [SoakBenchReport.ProcessSample], warmFrom: Double) {
+    /// The summary of one process's samples (in time order) from the first at or past `warmFrom` seconds;
+    /// a floor's window holds at most `maxWindow` samples.
+    init(role: String, instance: Int, samples: [SoakBenchReport.ProcessSample], warmFrom: Double, maxWindow: Int = 10) {
         let warmIndex = samples.firstIndex { $0.second >= warmFrom } ?? 0
         let after = Array(samples[warmIndex...])
         let warm = after[0], end = after[after.count - 1]
-        let window = min(10, max(2, after.count / 5), after.count)
+        let window = min(maxWindow, max(2, after.count / 5), after.count)
         func growth(_ from: Int, _ to: Int) -> Double { (Double(to - from) / Double(max(1, from)) * 1_000).rounded() / 10 }
         let floorWarm = after.prefix(window).map(\.rssBytes).min() ?? warm.rssBytes
         let floorEnd = after.suffix(window).map(\.rssBytes).min() ?? end.rssBytes
@@ -206,6 +311,7 @@ extension SoakBenchReport.ProcessSummary {
                   rssWarmBytes: warm.rssBytes, rssEndBytes: end.rssBytes, rssMaxBytes: after.map(\.rssBytes).max() ?? end.rssBytes,
                   rssGrowthPercent: growth(warm.rssBytes, end.rssBytes),
                   rssFloorWarmBytes: floorWarm, rssFloorEndBytes: floorEnd, rssFloorGrowthPercent: growth(floorWarm, floorEnd), floorWindow: window,
+                  cpuPercent: end.second > warm.second ? ((end.cpuSeconds - warm.cpuSeconds) / (end.second - warm.second) * 1_000).rounded() / 10 : 0,
                   openFilesWarm: warm.openFiles, openFilesEnd: end.openFiles, threadsWarm: warm.threads, threadsEnd: end.threads)
     }
 }
@@ -294,7 +400,8 @@ public final class SoakBenchmark: Sendable {
         let load = SoakLoad(files: files, paths: options.paths, client: client, gatewayPort: gatewayPort, timeout: options.requestTimeout)
         let start = Instant.now()
         let seconds = options.minutes * 60
-        progress("\(options.clients) clients over \(files.count) files for \(String(format: "%g", options.minutes)) min; a sample every \(String(format: "%g", options.sampleSeconds)) s")
+        progress("\(options.clients) clients over \(files.count) files for \(String(format: "%g", options.minutes)) min; a row every \(String(format: "%g", options.sampleSeconds)) s, "
+                 + "every process read every \(String(format: "%g", options.probeInterval)) s")
         let threads = (0..<options.clients).map { index in
             let thread = Thread { load.client(from: start, until: start + Milliseconds(Int64(seconds * 1_000))) }
             thread.name = "soak-client-\(index)"
@@ -304,8 +411,12 @@ public final class SoakBenchmark: Sendable {
         threads.forEach { $0.start() }
 
         var samples: [SoakBenchReport.ProcessSample] = []
+        var machine: [SoakBenchReport.MachineSample] = []
+        var rows: [Double] = []
         var restarts: [SoakBenchReport.Restart] = []
         let restartTimes = (1...max(1, options.restarts)).prefix(options.restarts).map { seconds * Double($0) / Double(options.restarts + 1) }
+        let probe = options.probeInterval
+        var nextProbe = 0.0
         var nextSample = options.sampleSeconds
         var nextRestart = 0
         while true {
@@ -321,24 +432,33 @@ public final class SoakBenchmark: Sendable {
                 nextRestart += 1
                 continue
             }
-            if now >= nextSample || now >= seconds {
-                let taken = stack.sample(at: now) + [SoakStack.sample(role: "bench", instance: 1, pid: getpid(), at: now)].compactMap { $0 }
+            if now >= nextProbe || now >= nextSample || now >= seconds {
+                let at = (now * 10).rounded() / 10
+                let taken = stack.sample(at: at) + [SoakStack.sample(role: "bench", instance: 1, pid: getpid(), at: at)].compactMap { $0 }
                 samples += taken
-                progress(load.summary(since: nextSample - options.sampleSeconds, start: start)
-                    + " · RSS MB " + taken.map { "\($0.role) \($0.rssBytes / 1_048_576)" }.joined(separator: ", "))
-                if let dead = stack.deadRole() { load.note("\(dead) exited during the run:\n\(stack.outputTail(dead))") }
-                // After a restart that took longer than a sample's interval, the next one interval on.
-                nextSample = max(nextSample + options.sampleSeconds, now + options.sampleSeconds)
-                if now >= seconds { break }
+                if let reading = SoakBenchReport.MachineSample.read(at: at) { machine.append(reading) }
+                // After a restart that took longer than an interval, the next one interval on.
+                nextProbe = max(nextProbe + probe, now + probe)
+                if now >= nextSample || now >= seconds {
+                    rows.append(at)
+                    let row = SoakBenchReport.Interval.cpu(from: rows.dropLast().last ?? 0, to: at, samples: samples, machine: machine)
+                    progress(load.summary(since: nextSample - options.sampleSeconds, start: start)
+                        + " · RSS MB " + taken.map { "\($0.role) \($0.rssBytes / 1_048_576)" }.joined(separator: ", ")
+                        + String(format: " · CPU %% workers %.0f, machine %.0f, steal %.1f", row.workers, row.busy, row.steal))
+                    if let dead = stack.deadRole() { load.note("\(dead) exited during the run:\n\(stack.outputTail(dead))") }
+                    nextSample = max(nextSample + options.sampleSeconds, now + options.sampleSeconds)
+                    if now >= seconds { break }
+                }
                 continue
             }
-            let wake = min(nextSample, restartTimes.dropFirst(nextRestart).first ?? .infinity, seconds)
+            let wake = min(nextProbe, nextSample, restartTimes.dropFirst(nextRestart).first ?? .infinity, seconds)
             usleep(UInt32(max(0.01, min(1, wake - now)) * 1_000_000))
         }
         progress("the load stops; waiting for the requests in flight")
         threads.forEach { thread in while !thread.isFinished { usleep(50_000) } }
         if let dead = stack.deadRole() { load.note("\(dead) exited during the run:\n\(stack.outputTail(dead))") }
-        return load.report(start: start, options: options, samples: samples, restarts: restarts, documents: files.filter(\.document).count)
+        return load.report(start: start, options: options, rows: rows, samples: samples, machine: machine, restarts: restarts,
+                           documents: files.filter(\.document).count)
     }
 
 }
@@ -425,14 +545,28 @@ final class SoakStack: @unchecked Sendable {
         role == "broker" ? "0" : role == "gateway" ? "1" : "2" + role
     }
 
-    /// RSS (`/proc/PID/statm`), open files (`/proc/PID/fd`) and threads (`/proc/PID/status`) of one process.
+    /// RSS (`/proc/PID/statm`), CPU time (`/proc/PID/stat`), open files (`/proc/PID/fd`) and threads
+    /// (`/proc/PID/status`) of one process.
     static func sample(role: String, instance: Int, pid: Int32, at second: Double) -> SoakBenchReport.ProcessSample? {
         guard let statm = try? String(contentsOfFile: "/proc/\(pid)/statm", encoding: .utf8),
               let rss = ProcessMemory.residentBytes(statm: statm, pageSize: Int(sysconf(Int32(_SC_PAGESIZE)))),
+              let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let cpu = cpuSeconds(stat: stat, ticksPerSecond: Double(sysconf(Int32(_SC_CLK_TCK)))),
               let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
               let files = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd") else { return nil }
         let threads = status.split(separator: "\n").first { $0.hasPrefix("Threads:") }.flatMap { Int($0.dropFirst(8).trimmingCharacters(in: .whitespaces)) } ?? 0
-        return .init(second: (second * 10).rounded() / 10, role: role, instance: instance, pid: pid, rssBytes: rss, openFiles: files.count, threads: threads)
+        return .init(second: (second * 10).rounded() / 10, role: role, instance: instance, pid: pid, rssBytes: rss, cpuSeconds: cpu,
+                     openFiles: files.count, threads: threads)
+    }
+
+    /// utime + stime of a `/proc/PID/stat` line, in seconds. The command name (field 2) is in
+    /// parentheses and may hold spaces and parentheses itself, so fields are counted from the last `)`.
+    static func cpuSeconds(stat: String, ticksPerSecond: Double) -> Double? {
+        guard let close = stat.lastIndex(of: ")"), ticksPerSecond > 0 else { return nil }
+        // After the name: state (field 3), ppid, …, utime (field 14), stime (field 15).
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / ticksPerSecond
     }
 
     func stopAll() {
@@ -616,8 +750,8 @@ final class SoakLoad: Sendable {
             + String(format: "p50 %.0f ms, p99 %.0f ms", latency.p50 / 1_000, latency.p99 / 1_000)
     }
 
-    func report(start: Instant, options: SoakBenchOptions, samples: [SoakBenchReport.ProcessSample], restarts: [SoakBenchReport.Restart],
-                documents: Int) -> SoakBenchReport {
+    func report(start: Instant, options: SoakBenchOptions, rows: [Double], samples: [SoakBenchReport.ProcessSample],
+                machine: [SoakBenchReport.MachineSample], restarts: [SoakBenchReport.Restart], documents: Int) -> SoakBenchReport {
         let all = answers.withLock { $0 }
         // The paths asked for, and those the documents took instead (a PDF goes as a job).
         let taken = SoakPath.allCases.filter { path in self.paths.contains(path) || all.contains { $0.path == path } }
@@ -627,14 +761,36 @@ final class SoakLoad: Sendable {
             return .init(path: path.rawValue, answered: mine.filter { $0.outcome != .failed }.count, wrong: mine.filter { $0.outcome == .wrong }.count,
                          failed: mine.filter { $0.outcome == .failed }.count, p50Milliseconds: (latency.p50 / 1_000).rounded(), p99Milliseconds: (latency.p99 / 1_000).rounded())
         }
-        let ends = Array(Set(samples.map(\.second))).sorted()
+        // Answers by when they finished: those finished after the last row (the requests in flight when the
+        // load stopped) count in the last row and window.
+        func finished(from: Double, to: Double) -> [Answer] {
+            all.filter { $0.second >= from && $0.second < (to == rows.last ? .infinity : to) }
+        }
+        func latency(_ answers: [Answer]) -> LatencySummary {
+            LatencySummary(nanoseconds: answers.filter { $0.outcome != .failed }.map { UInt64($0.milliseconds * 1e6) })
+        }
         var intervals: [SoakBenchReport.Interval] = []
         var from = 0.0
-        for end in ends {
-            let here = all.filter { $0.second >= from && $0.second < end + (end == ends.last ? .infinity : 0) }
-            let latency = LatencySummary(nanoseconds: here.filter { $0.outcome != .failed }.map { UInt64($0.milliseconds * 1e6) })
+        for end in rows {
+            let here = finished(from: from, to: end), latency = latency(here)
+            let cpu = SoakBenchReport.Interval.cpu(from: from, to: end, samples: samples, machine: machine)
             intervals.append(.init(second: end, answers: here.count, failed: here.filter { $0.outcome == .failed }.count,
-                                   p50Milliseconds: (latency.p50 / 1_000).rounded(), p99Milliseconds: (latency.p99 / 1_000).rounded()))
+                                   p50Milliseconds: (latency.p50 / 1_000).rounded(), p99Milliseconds: (latency.p99 / 1_000).rounded(),
+                                   workersCPUPercent: (cpu.workers * 10).rounded() / 10, machineBusyPercent: (cpu.busy * 10).rounded() / 10,
+                                   stealPercent: (cpu.steal * 10).rounded() / 10))
+            from = end
+        }
+        // Windows of whole rows: each ends at the first row at or past its length.
+        var windows: [SoakBenchReport.Window] = []
+        from = 0
+        for end in rows where end >= from + options.windowSeconds - options.sampleSeconds / 2 || end == rows.last {
+            guard end > from else { continue }
+            let here = finished(from: from, to: end), latency = latency(here)
+            let cpu = SoakBenchReport.Interval.cpu(from: from, to: end, samples: samples, machine: machine)
+            windows.append(.init(fromSecond: from, toSecond: end, answers: here.count, failed: here.filter { $0.outcome == .failed }.count,
+                                 p50Milliseconds: (latency.p50 / 1_000).rounded(), p99Milliseconds: (latency.p99 / 1_000).rounded(),
+                                 workerCPUSecondsPerAnswer: here.isEmpty ? 0 : (cpu.workerSeconds / Double(here.count) * 100).rounded() / 100,
+                                 machineBusyPercent: (cpu.busy * 10).rounded() / 10, stealPercent: (cpu.steal * 10).rounded() / 10))
             from = end
         }
         // Each process from the first sample past its warm-up to its last.
@@ -645,11 +801,12 @@ final class SoakLoad: Sendable {
             let mine = samples.filter { $0.role == sample.role && $0.instance == sample.instance }
             // A restarted process began at its restart.
             let began = sample.instance == 1 ? 0 : restarts.filter { $0.role == sample.role }.dropFirst(sample.instance - 2).first?.second ?? mine[0].second
-            processes.append(.init(role: sample.role, instance: sample.instance, samples: mine, warmFrom: began + options.warmupSeconds))
+            processes.append(.init(role: sample.role, instance: sample.instance, samples: mine, warmFrom: began + options.warmupSeconds,
+                                   maxWindow: max(2, Int((options.windowSeconds / options.probeInterval).rounded()))))
         }
         return SoakBenchReport(machine: MachineInfo.current(), minutes: options.minutes, clients: options.clients, workers: options.workers,
-                               files: files.count, documents: documents, sampleSeconds: options.sampleSeconds, warmupSeconds: options.warmupSeconds,
-                               paths: paths, restarts: restarts, intervals: intervals, processes: processes, samples: samples,
-                               problems: problems.withLock { $0 })
+                               files: files.count, documents: documents, sampleSeconds: options.sampleSeconds, probeSeconds: options.probeInterval,
+                               warmupSeconds: options.warmupSeconds, paths: paths, restarts: restarts, intervals: intervals, windows: windows,
+                               processes: processes, samples: samples, machineSamples: machine, problems: problems.withLock { $0 })
     }
 }

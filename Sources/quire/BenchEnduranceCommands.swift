@@ -17,7 +17,9 @@ enum BenchSoakCommand {
         Setting(\.workers, flag: "workers", .integer(1...32), help: "OCR worker processes (one engine each)"),
         Setting(\.restarts, flag: "restarts", .integer(0...100),
                 help: "restarts of the first worker, spread over the run: SIGTERM (it drains), then SIGKILL, in turn"),
-        Setting(\.sampleSeconds, flag: "sample-s", .number(1...3_600), help: "seconds between samples of every process and rows of latencies"),
+        Setting(\.sampleSeconds, flag: "sample-s", .number(1...3_600), help: "seconds between rows of latencies and of every process's last reading"),
+        Setting(\.probeSeconds, flag: "probe-s", .number(1...3_600),
+                help: "seconds between readings of every process (RSS, CPU, open files, threads) and of the machine's CPU; at most --sample-s"),
         Setting(\.warmupMinutes, flag: "warmup-minutes", SettingValue.number(0...10_080).optional(none: "a sixth of the run, at most 10"),
                 help: "growth is measured from this long after each process started"),
         Setting(\.requestTimeout, flag: "request-timeout-ms", .milliseconds(1_000...86_400_000), help: "a request unanswered this long is lost"),
@@ -35,9 +37,13 @@ enum BenchSoakCommand {
             Azure Read 3.2 (analyze, then its Operation-Location polled). Every answer must have the
             text of the first answer for the same file on the same path; a request without one is
             lost. The first worker is restarted --restarts times on the way (SIGTERM, then SIGKILL, in
-            turn). Every --sample-s seconds it samples each process's RSS, open files and threads and
-            the answers' p50/p99. Prints the tables for docs/benchmarks.md; exits 1 when an answer
-            was lost or wrong. Build with -c release before measuring.
+            turn). Every --probe-s seconds it reads each process's RSS, CPU time, open files and
+            threads and the machine's CPU time (busy, and stolen by its hypervisor); every --sample-s
+            seconds it prints a row: the answers' p50/p99, each process's last reading, the CPU
+            shares. Then the run by ten minutes (answers, p50/p99, the workers' CPU seconds per
+            answer) and each process's growth after its warm-up, its RSS floor the lowest reading of
+            its first and of its last ten minutes. Prints the tables for docs/benchmarks.md; exits 1
+            when an answer was lost or wrong. Build with -c release before measuring.
             """,
         groups: [OptionGroup(settings, defaults: SoakBenchOptions()), BenchOptions.group],
         run: run)

@@ -55,6 +55,17 @@ def test_a_minute_of_mixed_load_loses_nothing_and_samples_every_process(tmp_path
                 and p["from_second"] <= s["second"] <= p["to_second"]]
         assert 1 <= p["floor_window"] <= len(mine), (p, mine)
         assert p["rss_floor_warm_bytes"] == min(mine[:p["floor_window"]]) and p["rss_floor_end_bytes"] == min(mine[-p["floor_window"]:]), (p, mine)
+    # CPU: every process's time read from /proc, rising; the rows' and the windows' answers add up to
+    # the same, and the workers spent CPU on them.
+    for key in {(s["role"], s["instance"]) for s in report["samples"]}:
+        cpu = [s["cpu_seconds"] for s in report["samples"] if (s["role"], s["instance"]) == key]
+        assert cpu == sorted(cpu) and cpu[-1] > 0, (key, cpu)
+    assert len(report["machine_samples"]) >= len(report["intervals"])
+    windows = report["windows"]
+    assert windows and windows[-1]["to_second"] == report["intervals"][-1]["second"], windows
+    assert sum(w["answers"] for w in windows) == sum(i["answers"] for i in report["intervals"]), (windows, report["intervals"])
+    assert all(w["worker_cpu_seconds_per_answer"] > 0 and 0 < w["machine_busy_percent"] <= 100 for w in windows), windows
+    assert all(0 < i["workers_cpu_percent"] <= 100 * 2 * 1.1 for i in report["intervals"] if i["answers"] > 0), report["intervals"]
     # The load never stalled: at most two 10 s intervals (a killed worker's request waits for its
     # heartbeats to run out) went by without an answer.
     assert len(report["intervals"]) >= 5, report["intervals"]
