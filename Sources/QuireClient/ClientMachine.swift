@@ -81,8 +81,12 @@ struct ClientMachine: Sendable {
         /// Which of the endpoints it is connected to.
         var endpoint: Int
         var attempt: Attempt?
-        /// When it last finished an attempt, while it has none.
-        var idleSince: Instant?
+    }
+
+    /// A connection without an attempt, and since when.
+    struct Idle {
+        var id: ConnectionID
+        var since: Instant
     }
 
     let endpoints: [String]
@@ -95,7 +99,7 @@ struct ClientMachine: Sendable {
     private(set) var connections: [Connection] = []
     /// Connections without an attempt, in the order they were freed: the last freed is reused first,
     /// so the first ones are those idle the longest.
-    private var idle: [ConnectionID] = []
+    private var idle: [Idle] = []
     private var waiting = RequestQueue()
     private var nextConnection: ConnectionID = 1
     private var armed: Instant?
@@ -219,7 +223,7 @@ struct ClientMachine: Sendable {
     private mutating func startWaiting(now: Instant, into actions: inout [Action]) {
         while let request = waiting.first {
             let connection: ConnectionID
-            if let free = idle.popLast() {
+            if let free = idle.popLast()?.id {
                 if let index = index(of: free), connections[index].endpoint != current {
                     // Made for a broker that has since stopped answering: one to the broker in use instead.
                     _ = drop(free)
@@ -249,34 +253,27 @@ struct ClientMachine: Sendable {
     /// The connection at `index` has finished its attempt: it waits for the next request.
     private mutating func free(_ index: Int, now: Instant) {
         connections[index].attempt = nil
-        connections[index].idleSince = now
-        idle.append(connections[index].id)
+        idle.append(Idle(id: connections[index].id, since: now))
     }
 
     /// Closes the connections idle for `idleLinger`, the longest idle first, keeping the last one open.
     private mutating func shrink(now: Instant, into actions: inout [Action]) {
-        while connections.count > 1, let oldest = idle.first, let due = lingerEnd(of: oldest), now >= due {
-            _ = drop(oldest)
-            actions.append(.close(oldest))
+        while connections.count > 1, let oldest = idle.first, now >= oldest.since + idleLinger {
+            _ = drop(oldest.id)
+            actions.append(.close(oldest.id))
         }
-    }
-
-    /// When an idle connection's linger runs out.
-    private func lingerEnd(of connection: ConnectionID) -> Instant? {
-        index(of: connection).flatMap { connections[$0].idleSince }.map { $0 + idleLinger }
     }
 
     private mutating func send(_ request: Request, on connection: ConnectionID, retriesLeft: Int, now: Instant, into actions: inout [Action]) {
         guard let index = index(of: connection) else { return }
         connections[index].attempt = Attempt(request: request, deadline: now + request.timeout, retriesLeft: retriesLeft)
-        connections[index].idleSince = nil
         actions.append(.send(connection, MajordomoCodec.clientRequest(dialect, service: request.service, body: request.body)))
     }
 
     /// Forgets a connection; the attempt it carried, if any.
     private mutating func drop(_ connection: ConnectionID) -> Attempt? {
         guard let index = index(of: connection) else { return nil }
-        idle.removeAll { $0 == connection }
+        idle.removeAll { $0.id == connection }
         return connections.remove(at: index).attempt
     }
 
@@ -286,7 +283,7 @@ struct ClientMachine: Sendable {
 
     /// Asks for a tick at the earliest deadline or linger's end, when it changed.
     private mutating func rearm(into actions: inout [Action]) {
-        let linger = connections.count > 1 ? idle.first.flatMap(lingerEnd(of:)) : nil
+        let linger = connections.count > 1 ? idle.first.map { $0.since + idleLinger } : nil
         let next = (connections.compactMap { $0.attempt?.deadline } + [linger].compactMap { $0 }).min()
         guard next != armed else { return }
         armed = next
