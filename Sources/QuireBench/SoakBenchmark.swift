@@ -34,6 +34,10 @@ public struct SoakBenchOptions: Sendable, Equatable {
     public var executable: String?
     /// One request unanswered this long is lost.
     public var requestTimeout: Milliseconds = 600_000
+    /// At the end of the warm-up, and once the load is over, every process is read after this long
+    /// with nothing in flight (the load pauses for it after the warm-up): what a process holds at rest,
+    /// with no request's memory in it, is what a leak raises. 0: no pause.
+    public var restSeconds: Double = 8
 
     public init() {}
 
@@ -74,6 +78,7 @@ public struct SoakBenchReport: Sendable, Codable, Equatable {
     public var sampleSeconds: Double
     public var probeSeconds: Double
     public var warmupSeconds: Double
+    public var restSeconds: Double
     public var paths: [PathTotals]
     public var restarts: [Restart]
     public var intervals: [Interval]
@@ -81,6 +86,8 @@ public struct SoakBenchReport: Sendable, Codable, Equatable {
     public var processes: [ProcessSummary]
     public var samples: [ProcessSample]
     public var machineSamples: [MachineSample]
+    /// Every process read at rest: after the warm-up, and at the end.
+    public var restSamples: [ProcessSample]
     /// The first failures and wrong answers, for the reader.
     public var problems: [String]
 
@@ -136,6 +143,8 @@ public struct SoakBenchReport: Sendable, Codable, Equatable {
         public var workerCPUSecondsPerAnswer: Double
         public var machineBusyPercent: Double
         public var stealPercent: Double
+        /// The median of the speed probe's readings in the window.
+        public var probeMilliseconds: Double?
     }
 
     /// The machine's CPU time so far (`/proc/stat`, clock ticks of all CPUs).
@@ -146,6 +155,9 @@ public struct SoakBenchReport: Sendable, Codable, Equatable {
         public var stealTicks: Int
         /// Every column but guest time (already in user).
         public var totalTicks: Int
+        /// The CPU time one fixed piece of work took (``SoakBenchReport/MachineSample/speedProbe()``): a
+        /// CPU slowed by what the hypervisor does beside it takes longer, where steal may show nothing.
+        public var probeMilliseconds: Double?
     }
 
     public struct ProcessSample: Sendable, Codable, Equatable {
@@ -224,11 +236,12 @@ public struct SoakBenchReport: Sendable, Codable, Equatable {
             previous = interval.second
         }
         lines.append("")
-        lines.append("| minutes | answers | lost | p50 | p99 | workers' CPU s per answer | machine busy % | steal % |")
-        lines.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        lines.append("| minutes | answers | lost | p50 | p99 | workers' CPU s per answer | machine busy % | steal % | speed probe, ms |")
+        lines.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         for window in windows {
             lines.append("| \(clock(window.fromSecond))–\(clock(window.toSecond)) | \(window.answers) | \(window.failed) | \(ms(window.p50Milliseconds)) | \(ms(window.p99Milliseconds)) | "
-                + "\(String(format: "%.2f", window.workerCPUSecondsPerAnswer)) | \(percent(window.machineBusyPercent)) | \(String(format: "%.1f", window.stealPercent)) |")
+                + "\(String(format: "%.2f", window.workerCPUSecondsPerAnswer)) | \(percent(window.machineBusyPercent)) | \(String(format: "%.1f", window.stealPercent)) | "
+                + "\(window.probeMilliseconds.map { String(format: "%.1f", $0) } ?? "–") |")
         }
         lines.append("")
         lines.append("| process | from → to | RSS after warm-up → end (max), MB | growth | RSS floor, first → last window, MB | floor growth | open files | threads | CPU % |")
@@ -238,6 +251,20 @@ public struct SoakBenchReport: Sendable, Codable, Equatable {
                 + "\(mb(process.rssWarmBytes)) → \(mb(process.rssEndBytes)) (\(mb(process.rssMaxBytes))) | \(String(format: "%+.1f %%", process.rssGrowthPercent)) | "
                 + "\(mb(process.rssFloorWarmBytes)) → \(mb(process.rssFloorEndBytes)) (\(process.floorWindow) readings each) | \(String(format: "%+.1f %%", process.rssFloorGrowthPercent)) | "
                 + "\(process.openFilesWarm) → \(process.openFilesEnd) | \(process.threadsWarm) → \(process.threadsEnd) | \(percent(process.cpuPercent)) |")
+        }
+        let rested = processes.compactMap { process -> (String, SoakBenchReport.ProcessSample, SoakBenchReport.ProcessSample)? in
+            let mine = restSamples.filter { $0.role == process.role && $0.instance == process.instance }
+            guard mine.count >= 2, let first = mine.first, let last = mine.last else { return nil }
+            return (process.role + (process.instance > 1 ? " #\(process.instance)" : ""), first, last)
+        }
+        if !rested.isEmpty {
+            lines.append("")
+            lines.append("| process, at rest (\(String(format: "%g", restSeconds)) s with nothing in flight) | after the warm-up (\(clock(rested[0].1.second))), MB | at the end, MB | growth |")
+            lines.append("| --- | ---: | ---: | ---: |")
+            for (name, first, last) in rested {
+                let growth = (Double(last.rssBytes - first.rssBytes) / Double(max(1, first.rssBytes)) * 1_000).rounded() / 10
+                lines.append("| \(name) | \(mb(first.rssBytes)) | \(mb(last.rssBytes)) | \(String(format: "%+.1f %%", growth)) |")
+            }
         }
         if !problems.isEmpty {
             lines.append("")
@@ -254,10 +281,37 @@ public struct SoakBenchReport: Sendable, Codable, Equatable {
 }
 
 extension SoakBenchReport.MachineSample {
-    /// The first line of `/proc/stat` now.
+    /// The first line of `/proc/stat` now, and the speed probe.
     static func read(at second: Double) -> Self? {
         guard let stat = try? String(contentsOfFile: "/proc/stat", encoding: .utf8) else { return nil }
-        return parse(stat, at: second)
+        var sample = parse(stat, at: second)
+        sample?.probeMilliseconds = speedProbe()
+        return sample
+    }
+
+    /// The thread CPU time of a fixed piece of integer and cache work (xorshift over 256 KiB, 6.5 million
+    /// steps, 10-20 ms on the machines measured): wall time would count the waits for a core the stack
+    /// keeps busy; CPU time counts only how fast the core ran the work (its clock, what shares it).
+    static func speedProbe() -> Double? {
+        var buffer = [UInt64](repeating: 0, count: 32_768)
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var before = timespec(), after = timespec()
+        guard clock_gettime(CLOCK_THREAD_CPUTIME_ID, &before) == 0 else { return nil }
+        buffer.withUnsafeMutableBufferPointer { words in
+            for _ in 0..<200 {
+                for index in words.indices {
+                    state ^= state << 13
+                    state ^= state >> 7
+                    state ^= state << 17
+                    words[index] &+= state
+                }
+            }
+        }
+        guard clock_gettime(CLOCK_THREAD_CPUTIME_ID, &after) == 0 else { return nil }
+        // Kept, so that the work is not optimized away.
+        probeSink.store(buffer.reduce(0, &+), ordering: .relaxed)
+        let milliseconds = Double(after.tv_sec - before.tv_sec) * 1e3 + Double(after.tv_nsec - before.tv_nsec) / 1e6
+        return (milliseconds * 1_000).rounded() / 1_000
     }
 
     /// `cpu  user nice system idle iowait irq softirq steal guest guest_nice` (ticks); guest time is
@@ -270,6 +324,8 @@ extension SoakBenchReport.MachineSample {
                      totalTicks: ticks[0..<8].reduce(0, +))
     }
 }
+
+private let probeSink = Atomic<UInt64>(0)
 
 extension SoakBenchReport.Interval {
     /// The OCR workers' CPU seconds between `from` and `to` (every worker process read in that time, each
@@ -419,8 +475,23 @@ public final class SoakBenchmark: Sendable {
         var nextProbe = 0.0
         var nextSample = options.sampleSeconds
         var nextRestart = 0
+        var rested: [SoakBenchReport.ProcessSample] = []
+        var restedWarm = options.restSeconds <= 0
+        func readAtRest() throws {
+            Thread.sleep(forTimeInterval: options.restSeconds)
+            let at = (Instant.now().seconds(since: start) * 10).rounded() / 10
+            rested += stack.sample(at: at) + [SoakStack.sample(role: "bench", instance: 1, pid: getpid(), at: at)].compactMap { $0 }
+        }
         while true {
             let now = Instant.now().seconds(since: start)
+            if !restedWarm, now >= options.warmupSeconds, now < seconds {
+                restedWarm = true
+                progress("the warm-up is over: the load pauses for a reading at rest")
+                guard load.pause(timeout: options.requestTimeout) else { throw BenchError("requests still in flight \(options.requestTimeout.value) ms after the load paused") }
+                try readAtRest()
+                load.resume()
+                continue
+            }
             if nextRestart < restartTimes.count, now >= restartTimes[nextRestart] {
                 let signal = nextRestart % 2 == 0 ? SIGTERM : SIGKILL
                 let name = signal == SIGTERM ? "SIGTERM" : "SIGKILL"
@@ -444,7 +515,8 @@ public final class SoakBenchmark: Sendable {
                     let row = SoakBenchReport.Interval.cpu(from: rows.dropLast().last ?? 0, to: at, samples: samples, machine: machine)
                     progress(load.summary(since: nextSample - options.sampleSeconds, start: start)
                         + " · RSS MB " + taken.map { "\($0.role) \($0.rssBytes / 1_048_576)" }.joined(separator: ", ")
-                        + String(format: " · CPU %% workers %.0f, machine %.0f, steal %.1f", row.workers, row.busy, row.steal))
+                        + String(format: " · CPU %% workers %.0f, machine %.0f, steal %.1f", row.workers, row.busy, row.steal)
+                        + ((machine.last?.probeMilliseconds).map { String(format: ", probe %.1f ms", $0) } ?? ""))
                     if let dead = stack.deadRole() { load.note("\(dead) exited during the run:\n\(stack.outputTail(dead))") }
                     nextSample = max(nextSample + options.sampleSeconds, now + options.sampleSeconds)
                     if now >= seconds { break }
@@ -456,8 +528,12 @@ public final class SoakBenchmark: Sendable {
         }
         progress("the load stops; waiting for the requests in flight")
         threads.forEach { thread in while !thread.isFinished { usleep(50_000) } }
+        if options.restSeconds > 0 {
+            progress("reading every process at rest")
+            try readAtRest()
+        }
         if let dead = stack.deadRole() { load.note("\(dead) exited during the run:\n\(stack.outputTail(dead))") }
-        return load.report(start: start, options: options, rows: rows, samples: samples, machine: machine, restarts: restarts,
+        return load.report(start: start, options: options, rows: rows, samples: samples, machine: machine, rested: rested, restarts: restarts,
                            documents: files.filter(\.document).count)
     }
 
@@ -604,6 +680,8 @@ final class SoakLoad: Sendable {
     /// The first answer's text for each path and file: every later answer must be the same.
     private let references = Mutex<[String: String]>([:])
     private let problems = Mutex<[String]>([])
+    /// Whether the clients wait before their next request, and how many requests are in flight.
+    private let gate = Mutex<(paused: Bool, inFlight: Int)>((false, 0))
 
     init(files: [SoakFile], paths: [SoakPath], client: QuireClient, gatewayPort: Int, timeout: Milliseconds) {
         self.files = files
@@ -612,6 +690,20 @@ final class SoakLoad: Sendable {
         self.gatewayPort = gatewayPort
         self.timeout = timeout
     }
+
+    /// Holds the clients before their next request and waits until none is in flight; false if some
+    /// still are after `timeout`.
+    func pause(timeout: Milliseconds) -> Bool {
+        gate.withLock { $0.paused = true }
+        let deadline = Instant.now() + timeout
+        while gate.withLock({ $0.inFlight }) > 0 {
+            if Instant.now() >= deadline { return false }
+            usleep(20_000)
+        }
+        return true
+    }
+
+    func resume() { gate.withLock { $0.paused = false } }
 
     func note(_ problem: String) {
         problems.withLock { if $0.count < 20 { $0.append(problem) } }
@@ -622,6 +714,15 @@ final class SoakLoad: Sendable {
         var http: BlockingHTTPClient?
         var lastHTTP = Instant.now()
         while Instant.now() < deadline {
+            guard gate.withLock({ gate in
+                if gate.paused { return false }
+                gate.inFlight += 1
+                return true
+            }) else {
+                usleep(20_000)
+                continue
+            }
+            defer { gate.withLock { $0.inFlight -= 1 } }
             let ticket = tickets.take()
             // Path by ticket, file by round over the paths: each file goes every way in turn.
             let file = files[(ticket / paths.count) % files.count]
@@ -740,6 +841,12 @@ final class SoakLoad: Sendable {
         return text
     }
 
+    static func median(_ values: [Double]) -> Double? {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else { return nil }
+        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    }
+
     /// One progress line: the answers since `from` seconds.
     func summary(since from: Double, start: Instant) -> String {
         let all = answers.withLock { $0 }
@@ -751,7 +858,8 @@ final class SoakLoad: Sendable {
     }
 
     func report(start: Instant, options: SoakBenchOptions, rows: [Double], samples: [SoakBenchReport.ProcessSample],
-                machine: [SoakBenchReport.MachineSample], restarts: [SoakBenchReport.Restart], documents: Int) -> SoakBenchReport {
+                machine: [SoakBenchReport.MachineSample], rested: [SoakBenchReport.ProcessSample], restarts: [SoakBenchReport.Restart],
+                documents: Int) -> SoakBenchReport {
         let all = answers.withLock { $0 }
         // The paths asked for, and those the documents took instead (a PDF goes as a job).
         let taken = SoakPath.allCases.filter { path in self.paths.contains(path) || all.contains { $0.path == path } }
@@ -790,7 +898,8 @@ final class SoakLoad: Sendable {
             windows.append(.init(fromSecond: from, toSecond: end, answers: here.count, failed: here.filter { $0.outcome == .failed }.count,
                                  p50Milliseconds: (latency.p50 / 1_000).rounded(), p99Milliseconds: (latency.p99 / 1_000).rounded(),
                                  workerCPUSecondsPerAnswer: here.isEmpty ? 0 : (cpu.workerSeconds / Double(here.count) * 100).rounded() / 100,
-                                 machineBusyPercent: (cpu.busy * 10).rounded() / 10, stealPercent: (cpu.steal * 10).rounded() / 10))
+                                 machineBusyPercent: (cpu.busy * 10).rounded() / 10, stealPercent: (cpu.steal * 10).rounded() / 10,
+                                 probeMilliseconds: Self.median(machine.filter { $0.second > from && $0.second <= end }.compactMap(\.probeMilliseconds))))
             from = end
         }
         // Each process from the first sample past its warm-up to its last.
@@ -806,7 +915,7 @@ final class SoakLoad: Sendable {
         }
         return SoakBenchReport(machine: MachineInfo.current(), minutes: options.minutes, clients: options.clients, workers: options.workers,
                                files: files.count, documents: documents, sampleSeconds: options.sampleSeconds, probeSeconds: options.probeInterval,
-                               warmupSeconds: options.warmupSeconds, paths: paths, restarts: restarts, intervals: intervals, windows: windows,
-                               processes: processes, samples: samples, machineSamples: machine, problems: problems.withLock { $0 })
+                               warmupSeconds: options.warmupSeconds, restSeconds: options.restSeconds, paths: paths, restarts: restarts, intervals: intervals, windows: windows,
+                               processes: processes, samples: samples, machineSamples: machine, restSamples: rested, problems: problems.withLock { $0 })
     }
 }

@@ -223,9 +223,16 @@ public final class Gateway: Sendable {
             }.mapError(JobBackend.failure).flatMap { $0 }
         }
         let router = Self.router(recognize: recognize, jobs: .titanic(client, keys: keys), tokens: tokens, https: tls != nil, fetch: fetcher.source)
+        let routes = router.handler
         let server = try HTTPServer(configuration: Self.serverConfiguration(listen: address, tls: tls, requestTimeout: requestTimeout),
                                     log: { logger.debug("http", metadata: ["detail": $0]) },
-                                    rejection: router.rejection, handler: router.handler)
+                                    rejection: router.rejection) { request in
+            // Once no request has come for a while, the allocator hands back what the last ones freed
+            // (their bodies: base64 images, documents, results), as an OCR worker's does.
+            ProcessMemory.requests.started()
+            defer { ProcessMemory.requests.finished() }
+            return routes(request)
+        }
         logger.notice("gateway listening", metadata: ["listen": listen, "port": String(server.port), "broker": self.client.broker,
                                                       "tls": tls == nil ? "off" : "on",
                                                       "fetch": fetcher.allow.isEmpty ? "off" : fetcher.allow.prefixes.map(\.description).joined(separator: ",")])

@@ -23,6 +23,8 @@ enum BenchSoakCommand {
         Setting(\.warmupMinutes, flag: "warmup-minutes", SettingValue.number(0...10_080).optional(none: "a sixth of the run, at most 10"),
                 help: "growth is measured from this long after each process started"),
         Setting(\.requestTimeout, flag: "request-timeout-ms", .milliseconds(1_000...86_400_000), help: "a request unanswered this long is lost"),
+        Setting(\.restSeconds, flag: "rest-s", .number(0...600),
+                help: "after the warm-up and at the end, every process is read after this long with nothing in flight (0: no pause)"),
     ]
 
     static let command = Command(
@@ -42,7 +44,9 @@ enum BenchSoakCommand {
             seconds it prints a row: the answers' p50/p99, each process's last reading, the CPU
             shares. Then the run by ten minutes (answers, p50/p99, the workers' CPU seconds per
             answer) and each process's growth after its warm-up, its RSS floor the lowest reading of
-            its first and of its last ten minutes. Prints the tables for docs/benchmarks.md; exits 1
+            its first and of its last ten minutes. After the warm-up the load pauses until nothing is
+            in flight, and every process is read after --rest-s seconds; again once the load is over:
+            its RSS at rest, the two compared. Prints the tables for docs/benchmarks.md; exits 1
             when an answer was lost or wrong. Build with -c release before measuring.
             """,
         groups: [OptionGroup(settings, defaults: SoakBenchOptions()), BenchOptions.group],
