@@ -841,12 +841,6 @@ final class SoakLoad: Sendable {
         return text
     }
 
-    static func median(_ values: [Double]) -> Double? {
-        let sorted = values.sorted()
-        guard !sorted.isEmpty else { return nil }
-        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
-    }
-
     /// One progress line: the answers since `from` seconds.
     func summary(since from: Double, start: Instant) -> String {
         let all = answers.withLock { $0 }
@@ -899,7 +893,7 @@ final class SoakLoad: Sendable {
                                  p50Milliseconds: (latency.p50 / 1_000).rounded(), p99Milliseconds: (latency.p99 / 1_000).rounded(),
                                  workerCPUSecondsPerAnswer: here.isEmpty ? 0 : (cpu.workerSeconds / Double(here.count) * 100).rounded() / 100,
                                  machineBusyPercent: (cpu.busy * 10).rounded() / 10, stealPercent: (cpu.steal * 10).rounded() / 10,
-                                 probeMilliseconds: Self.median(machine.filter { $0.second > from && $0.second <= end }.compactMap(\.probeMilliseconds))))
+                                 probeMilliseconds: OCRDetectionRow.median(machine.filter { $0.second > from && $0.second <= end }.compactMap(\.probeMilliseconds))))
             from = end
         }
         // Each process from the first sample past its warm-up to its last.
