@@ -31,9 +31,10 @@ public enum DocumentService {
     ///   - maxPages: the most pages one document may have read (Azure Read's limit is 2,000).
     ///   - fontPath: the glyphless font of searchable PDFs (``Outputs/fontPath(dataPath:)``).
     ///   - tokens: the token to present on the page jobs, fetched through the given client; nil: none.
+    ///   - logger: where a page read again is told (its job was closed under this reading by another).
     public static func make(maxPages: Int = 2_000, fontPath: String = Outputs.fontPath(dataPath: OCRConfiguration().dataPath),
-                            tokens: @escaping @Sendable (QuireClient) async throws -> String? = { _ in nil }) -> WorkerService {
-        WorkerService(name: name, requiresJSONFrame: true) { DocumentHandler(maxPages: maxPages, fontPath: fontPath, tokens: tokens) }
+                            tokens: @escaping @Sendable (QuireClient) async throws -> String? = { _ in nil }, logger: Logger? = nil) -> WorkerService {
+        WorkerService(name: name, requiresJSONFrame: true) { DocumentHandler(maxPages: maxPages, fontPath: fontPath, tokens: tokens, logger: logger) }
     }
 
     /// What one document becomes: the pages to read, each with the frames of its `ocr` job.
@@ -72,13 +73,15 @@ public enum DocumentService {
         let maxPages: Int
         let fontPath: String
         let tokens: @Sendable (QuireClient) async throws -> String?
+        let logger: Logger?
         /// To the worker's own broker, made on the first document.
         private let broker = BrokerConnection(timeout: 30_000, retries: 3, maxInFlight: 8)
 
-        init(maxPages: Int, fontPath: String, tokens: @escaping @Sendable (QuireClient) async throws -> String?) {
+        init(maxPages: Int, fontPath: String, tokens: @escaping @Sendable (QuireClient) async throws -> String?, logger: Logger?) {
             self.maxPages = maxPages
             self.fontPath = fontPath
             self.tokens = tokens
+            self.logger = logger
         }
 
         func handle(_ request: WorkerRequest) throws -> [[UInt8]] {
@@ -87,11 +90,14 @@ public enum DocumentService {
             }
             let plan = try DocumentService.plan(request.body[0], document: request.body[1], maxPages: maxPages)
             let client = try broker.client(request)
-            let tokens = self.tokens
+            let tokens = self.tokens, logger = self.logger
             let outcome = blockingAwait { () async throws -> [[UInt8]] in
-                try await DocumentService.read(plan, client: client, token: { try await tokens(client) }) { done in
+                try await DocumentService.read(plan, client: client, token: { try await tokens(client) }, progress: { done in
                     request.sendPartial([JobProgress(done: done, total: max(1, plan.files.count)).partialFrame])
-                }
+                }, readAgain: { page in
+                    logger?.info("a page job was closed under this document by another reading of it; the page is read again",
+                                 metadata: ["document": plan.key, "page": String(page)])
+                })
             }
             switch outcome {
             case .success(let frames):
@@ -114,7 +120,9 @@ public enum DocumentService {
     /// page order, reporting each one done, and answers the merged result. Page jobs are closed once
     /// the result is put together.
     /// `token` is asked before each request (a long document may outlive one token).
-    static func read(_ plan: Plan, client: QuireClient, token: () async throws -> String?, progress: @Sendable (Int) -> Void) async throws -> [[UInt8]] {
+    /// `readAgain` is told each page submitted again after its job was gone.
+    static func read(_ plan: Plan, client: QuireClient, token: () async throws -> String?, progress: @Sendable (Int) -> Void,
+                     readAgain: (Int) -> Void = { _ in }) async throws -> [[UInt8]] {
         let jobs = client.jobs
         // Submitting a page again gives the same job while it exists: same key, same job.
         func submit(_ index: Int) async throws -> String {
@@ -146,6 +154,7 @@ public enum DocumentService {
                 case .gone(let error):
                     guard resubmitted < 3 else { throw error ?? WireError(.internal, "titanic.reply for page job \(ids[index]) answered 400") }
                     resubmitted += 1
+                    readAgain(plan.numbers.isEmpty ? 1 : plan.numbers[index])
                     ids[index] = try await submit(index)
                 }
             }

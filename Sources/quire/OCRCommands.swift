@@ -111,7 +111,7 @@ enum UpCommand {
         let documents = try invocation.value(WorkerCommand.documents, or: 2)
         if documents > 0 {
             groups.append(WorkerGroup(service: DocumentService.make(fontPath: Outputs.fontPath(dataPath: ocr.dataPath),
-                                                                    tokens: ClientAuth.tokenSource(credentials)), count: documents,
+                                                                    tokens: ClientAuth.tokenSource(credentials), logger: logger), count: documents,
                                       configuration: workerConfiguration, threadName: "quire-document"))
         }
         let stack: Stack

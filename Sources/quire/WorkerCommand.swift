@@ -58,6 +58,7 @@ enum WorkerCommand {
         var configuration = try invocation.configured(WorkerConfiguration(), WorkerConfiguration.settings)
         let threads = try invocation.value(Self.threads, or: 1)
         configuration.curve = try CurveOptions.client(invocation)
+        let logger = try CommonOptions.logger("quire.worker.\(kind)", invocation)
 
         var services: [WorkerService] = []
         let service: WorkerService
@@ -78,7 +79,7 @@ enum WorkerCommand {
                 // Without the scene engine, the photos go to the workers that have it.
                 let handOff = InstalledEngines.sceneAvailable(ocr) ? nil : SceneHandOff(localReason: InstalledEngines.sceneStatus(ocr), tokens: tokens)
                 service = OCRService.make(configuration: ocr, handOff: handOff)
-                let document = DocumentService.make(fontPath: Outputs.fontPath(dataPath: ocr.dataPath), tokens: tokens)
+                let document = DocumentService.make(fontPath: Outputs.fontPath(dataPath: ocr.dataPath), tokens: tokens, logger: logger)
                 services = [service] + Array(repeating: document, count: try invocation.value(documents, or: 2))
             case OCRServiceName.scene:
                 guard InstalledEngines.sceneAvailable(ocr) else {
@@ -91,12 +92,11 @@ enum WorkerCommand {
                 throw UsageError(command: invocation.command, message: "an ocr worker serves ocr or ocr.scene, not '\(name)'")
             }
         case "token":
-            services = try TokenWorker.services(invocation, logger: try CommonOptions.logger("quire.worker.token", invocation))
+            services = try TokenWorker.services(invocation, logger: logger)
             service = services[0]
         default:
             throw UsageError(command: invocation.command, message: "unknown worker kind '\(kind)' (ocr, echo, token)")
         }
-        let logger = try CommonOptions.logger("quire.worker.\(kind)", invocation)
         if let ocr = ocrConfiguration {
             // What this worker reads with: a worker without the scene models serves Tesseract alone.
             logger.info("engines", metadata: ["tesseract": InstalledEngines.tesseractVersion, "pdf": Recognizer.pdfLibrary,
