@@ -143,8 +143,13 @@ public struct SoakBenchReport: Sendable, Codable, Equatable {
         public var workerCPUSecondsPerAnswer: Double
         public var machineBusyPercent: Double
         public var stealPercent: Double
-        /// The median of the speed probe's readings in the window.
+        /// Of the workers' CPU time per answer, the kernel's, and their minor page faults per answer: an
+        /// allocator that hands pages back and takes them again costs here.
+        public var workerSystemCPUSecondsPerAnswer: Double?
+        public var workerMinorFaultsPerAnswer: Double?
+        /// The median of the speed probe's readings in the window, and of the memory probe's.
         public var probeMilliseconds: Double?
+        public var memoryProbeMilliseconds: Double?
     }
 
     /// The machine's CPU time so far (`/proc/stat`, clock ticks of all CPUs).
@@ -158,6 +163,10 @@ public struct SoakBenchReport: Sendable, Codable, Equatable {
         /// The CPU time one fixed piece of work took (``SoakBenchReport/MachineSample/speedProbe()``): a
         /// CPU slowed by what the hypervisor does beside it takes longer, where steal may show nothing.
         public var probeMilliseconds: Double?
+        /// The CPU time of reads at random from memory (``SoakBenchReport/MachineSample/memoryProbe()``):
+        /// slower when the host's other tenants load its memory, which neither steal nor the speed
+        /// probe shows.
+        public var memoryProbeMilliseconds: Double?
     }
 
     public struct ProcessSample: Sendable, Codable, Equatable {
@@ -171,9 +180,15 @@ public struct SoakBenchReport: Sendable, Codable, Equatable {
         public var cpuSeconds: Double
         public var openFiles: Int
         public var threads: Int
+        /// Of the CPU time, the kernel's (page faults, madvise, sockets); and the minor page faults so far
+        /// (each a page the process touched that the kernel had to map).
+        public var systemCPUSeconds: Double?
+        public var minorFaults: Int?
     }
 
-    /// One process's growth from the end of its warm-up to its last sample.
+    /// One process's growth from the end of its warm-up to its last sample. A process that lived
+    /// through the pause at rest is read from a row's time after the load resumed: idle, a worker
+    /// hands its freed pages back, and a reading then is no floor of the process under load.
     ///
     /// A worker's RSS at one moment depends on the page it is reading (an 8 MP page holds 200–250 MB
     /// more while it is read), so one sample against another says more about the pages than about
@@ -236,12 +251,13 @@ public struct SoakBenchReport: Sendable, Codable, Equatable {
             previous = interval.second
         }
         lines.append("")
-        lines.append("| minutes | answers | lost | p50 | p99 | workers' CPU s per answer | machine busy % | steal % | speed probe, ms |")
-        lines.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        lines.append("| minutes | answers | lost | p50 | p99 | workers' CPU s per answer | of it system | minor faults per answer | machine busy % | steal % | speed probe, ms | memory probe, ms |")
+        lines.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         for window in windows {
             lines.append("| \(clock(window.fromSecond))–\(clock(window.toSecond)) | \(window.answers) | \(window.failed) | \(ms(window.p50Milliseconds)) | \(ms(window.p99Milliseconds)) | "
-                + "\(String(format: "%.2f", window.workerCPUSecondsPerAnswer)) | \(percent(window.machineBusyPercent)) | \(String(format: "%.1f", window.stealPercent)) | "
-                + "\(window.probeMilliseconds.map { String(format: "%.1f", $0) } ?? "–") |")
+                + "\(String(format: "%.2f", window.workerCPUSecondsPerAnswer)) | \(window.workerSystemCPUSecondsPerAnswer.map { String(format: "%.3f", $0) } ?? "–") | "
+                + "\(window.workerMinorFaultsPerAnswer.map { String(format: "%.0f", $0) } ?? "–") | \(percent(window.machineBusyPercent)) | \(String(format: "%.1f", window.stealPercent)) | "
+                + "\(window.probeMilliseconds.map { String(format: "%.1f", $0) } ?? "–") | \(window.memoryProbeMilliseconds.map { String(format: "%.1f", $0) } ?? "–") |")
         }
         lines.append("")
         lines.append("| process | from → to | RSS after warm-up → end (max), MB | growth | RSS floor, first → last window, MB | floor growth | open files | threads | CPU % |")
@@ -286,7 +302,25 @@ extension SoakBenchReport.MachineSample {
         guard let stat = try? String(contentsOfFile: "/proc/stat", encoding: .utf8) else { return nil }
         var sample = parse(stat, at: second)
         sample?.probeMilliseconds = speedProbe()
+        sample?.memoryProbeMilliseconds = memoryProbe()
         return sample
+    }
+
+    /// The thread CPU time of 200,000 dependent reads at random over 64 MiB: each one a cache miss
+    /// (past any L3 this VM is given a share of) and mostly a TLB miss. Where ``speedProbe()`` keeps to
+    /// its core's own cache, this one waits on the memory the host's other tenants share, which a
+    /// stalled core spends as CPU time.
+    static func memoryProbe() -> Double? {
+        var before = timespec(), after = timespec()
+        guard clock_gettime(CLOCK_THREAD_CPUTIME_ID, &before) == 0 else { return nil }
+        var at: UInt32 = 0
+        probeCycle.withUnsafeBufferPointer { next in
+            for _ in 0..<200_000 { at = next[Int(at)] }
+        }
+        guard clock_gettime(CLOCK_THREAD_CPUTIME_ID, &after) == 0 else { return nil }
+        probeSink.store(UInt64(at), ordering: .relaxed)
+        let milliseconds = Double(after.tv_sec - before.tv_sec) * 1e3 + Double(after.tv_nsec - before.tv_nsec) / 1e6
+        return (milliseconds * 1_000).rounded() / 1_000
     }
 
     /// The thread CPU time of a fixed piece of integer and cache work (xorshift over 256 KiB, 6.5 million
@@ -327,19 +361,30 @@ extension SoakBenchReport.MachineSample {
 
 private let probeSink = Atomic<UInt64>(0)
 
+/// One cycle through all 16 Mi entries (Sattolo's shuffle, a fixed seed): following it from any entry
+/// visits every other before coming back, in an order no prefetcher guesses. Made on the first probe.
+private let probeCycle: [UInt32] = {
+    var next = [UInt32](unsafeUninitializedCapacity: 1 << 24) { buffer, count in
+        for index in 0..<buffer.count { buffer[index] = UInt32(index) }
+        count = buffer.count
+    }
+    var state: UInt64 = 0x2545_F491_4F6C_DD1D
+    for index in stride(from: next.count - 1, to: 0, by: -1) {
+        state ^= state << 13
+        state ^= state >> 7
+        state ^= state << 17
+        next.swapAt(index, Int(state % UInt64(index)))
+    }
+    return next
+}()
+
 extension SoakBenchReport.Interval {
     /// The OCR workers' CPU seconds between `from` and `to` (every worker process read in that time, each
     /// from its last reading at or before `from`, or its first after it, to its last at or before `to`),
     /// and the machine's busy and steal shares of its CPU time, in percent.
     static func cpu(from: Double, to: Double, samples: [SoakBenchReport.ProcessSample], machine: [SoakBenchReport.MachineSample])
         -> (workerSeconds: Double, workers: Double, busy: Double, steal: Double) {
-        var seconds = 0.0
-        var first: [Int32: Double] = [:], last: [Int32: Double] = [:]
-        for sample in samples where sample.role.hasPrefix("worker") && sample.second <= to {
-            if sample.second <= from || first[sample.pid] == nil { first[sample.pid] = sample.cpuSeconds }
-            last[sample.pid] = sample.cpuSeconds
-        }
-        for (pid, end) in last { seconds += end - (first[pid] ?? end) }
+        let seconds = workers(\.cpuSeconds, from: from, to: to, samples: samples)
         let length = max(to - from, 1e-9)
         let start = machine.last { $0.second <= from } ?? machine.first, end = machine.last { $0.second <= to }
         var busy = 0.0, steal = 0.0
@@ -349,6 +394,19 @@ extension SoakBenchReport.Interval {
             steal = Double(end.stealTicks - start.stealTicks) / total * 100
         }
         return (seconds, seconds / length * 100, busy, steal)
+    }
+
+    /// How much a count of the OCR workers' (CPU time, page faults) rose between `from` and `to`, over
+    /// every worker process read in that time: each from its last reading at or before `from`, or its
+    /// first after it, to its last at or before `to`.
+    static func workers(_ count: (SoakBenchReport.ProcessSample) -> Double?, from: Double, to: Double, samples: [SoakBenchReport.ProcessSample]) -> Double {
+        var first: [Int32: Double] = [:], last: [Int32: Double] = [:]
+        for sample in samples where sample.role.hasPrefix("worker") && sample.second <= to {
+            guard let value = count(sample) else { continue }
+            if sample.second <= from || first[sample.pid] == nil { first[sample.pid] = value }
+            last[sample.pid] = value
+        }
+        return last.reduce(0) { sum, entry in sum + entry.value - (first[entry.key] ?? entry.value) }
     }
 }
 
@@ -477,6 +535,7 @@ public final class SoakBenchmark: Sendable {
         var nextRestart = 0
         var rested: [SoakBenchReport.ProcessSample] = []
         var restedWarm = options.restSeconds <= 0
+        var resumed: Double?
         func readAtRest() throws {
             Thread.sleep(forTimeInterval: options.restSeconds)
             let at = (Instant.now().seconds(since: start) * 10).rounded() / 10
@@ -490,6 +549,7 @@ public final class SoakBenchmark: Sendable {
                 guard load.pause(timeout: options.requestTimeout) else { throw BenchError("requests still in flight \(options.requestTimeout.value) ms after the load paused") }
                 try readAtRest()
                 load.resume()
+                resumed = Instant.now().seconds(since: start)
                 continue
             }
             if nextRestart < restartTimes.count, now >= restartTimes[nextRestart] {
@@ -516,7 +576,8 @@ public final class SoakBenchmark: Sendable {
                     progress(load.summary(since: nextSample - options.sampleSeconds, start: start)
                         + " · RSS MB " + taken.map { "\($0.role) \($0.rssBytes / 1_048_576)" }.joined(separator: ", ")
                         + String(format: " · CPU %% workers %.0f, machine %.0f, steal %.1f", row.workers, row.busy, row.steal)
-                        + ((machine.last?.probeMilliseconds).map { String(format: ", probe %.1f ms", $0) } ?? ""))
+                        + ((machine.last?.probeMilliseconds).map { String(format: ", probe %.1f ms", $0) } ?? "")
+                        + ((machine.last?.memoryProbeMilliseconds).map { String(format: ", memory probe %.1f ms", $0) } ?? ""))
                     if let dead = stack.deadRole() { load.note("\(dead) exited during the run:\n\(stack.outputTail(dead))") }
                     nextSample = max(nextSample + options.sampleSeconds, now + options.sampleSeconds)
                     if now >= seconds { break }
@@ -533,8 +594,8 @@ public final class SoakBenchmark: Sendable {
             try readAtRest()
         }
         if let dead = stack.deadRole() { load.note("\(dead) exited during the run:\n\(stack.outputTail(dead))") }
-        return load.report(start: start, options: options, rows: rows, samples: samples, machine: machine, rested: rested, restarts: restarts,
-                           documents: files.filter(\.document).count)
+        return load.report(start: start, options: options, rows: rows, samples: samples, machine: machine, rested: rested, resumed: resumed,
+                           restarts: restarts, documents: files.filter(\.document).count)
     }
 
 }
@@ -627,22 +688,23 @@ final class SoakStack: @unchecked Sendable {
         guard let statm = try? String(contentsOfFile: "/proc/\(pid)/statm", encoding: .utf8),
               let rss = ProcessMemory.residentBytes(statm: statm, pageSize: Int(sysconf(Int32(_SC_PAGESIZE)))),
               let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let cpu = cpuSeconds(stat: stat, ticksPerSecond: Double(sysconf(Int32(_SC_CLK_TCK)))),
+              let cpu = cpuTimes(stat: stat, ticksPerSecond: Double(sysconf(Int32(_SC_CLK_TCK)))),
               let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
               let files = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd") else { return nil }
         let threads = status.split(separator: "\n").first { $0.hasPrefix("Threads:") }.flatMap { Int($0.dropFirst(8).trimmingCharacters(in: .whitespaces)) } ?? 0
-        return .init(second: (second * 10).rounded() / 10, role: role, instance: instance, pid: pid, rssBytes: rss, cpuSeconds: cpu,
-                     openFiles: files.count, threads: threads)
+        return .init(second: (second * 10).rounded() / 10, role: role, instance: instance, pid: pid, rssBytes: rss, cpuSeconds: cpu.user + cpu.system,
+                     openFiles: files.count, threads: threads, systemCPUSeconds: cpu.system, minorFaults: cpu.minorFaults)
     }
 
-    /// utime + stime of a `/proc/PID/stat` line, in seconds. The command name (field 2) is in
-    /// parentheses and may hold spaces and parentheses itself, so fields are counted from the last `)`.
-    static func cpuSeconds(stat: String, ticksPerSecond: Double) -> Double? {
+    /// User and system CPU seconds (utime, stime) and minor page faults of a `/proc/PID/stat` line. The
+    /// command name (field 2) is in parentheses and may hold spaces and parentheses itself, so fields are
+    /// counted from the last `)`.
+    static func cpuTimes(stat: String, ticksPerSecond: Double) -> (user: Double, system: Double, minorFaults: Int)? {
         guard let close = stat.lastIndex(of: ")"), ticksPerSecond > 0 else { return nil }
-        // After the name: state (field 3), ppid, …, utime (field 14), stime (field 15).
+        // After the name: state (field 3), ppid, …, minflt (field 10), …, utime (field 14), stime (field 15).
         let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
-        return (user + system) / ticksPerSecond
+        guard fields.count > 12, let faults = Int(fields[7]), let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user / ticksPerSecond, system / ticksPerSecond, faults)
     }
 
     func stopAll() {
@@ -851,15 +913,20 @@ final class SoakLoad: Sendable {
             + String(format: "p50 %.0f ms, p99 %.0f ms", latency.p50 / 1_000, latency.p99 / 1_000)
     }
 
+    /// The latencies of the answers that were answered (a lost one's time is its timeout).
+    static func latency(_ answers: [Answer]) -> LatencySummary {
+        LatencySummary(nanoseconds: answers.filter { $0.outcome != .failed }.map { UInt64($0.milliseconds * 1e6) })
+    }
+
     func report(start: Instant, options: SoakBenchOptions, rows: [Double], samples: [SoakBenchReport.ProcessSample],
-                machine: [SoakBenchReport.MachineSample], rested: [SoakBenchReport.ProcessSample], restarts: [SoakBenchReport.Restart],
-                documents: Int) -> SoakBenchReport {
+                machine: [SoakBenchReport.MachineSample], rested: [SoakBenchReport.ProcessSample], resumed: Double? = nil,
+                restarts: [SoakBenchReport.Restart], documents: Int) -> SoakBenchReport {
         let all = answers.withLock { $0 }
         // The paths asked for, and those the documents took instead (a PDF goes as a job).
         let taken = SoakPath.allCases.filter { path in self.paths.contains(path) || all.contains { $0.path == path } }
         let paths = taken.map { path -> SoakBenchReport.PathTotals in
             let mine = all.filter { $0.path == path }
-            let latency = LatencySummary(nanoseconds: mine.filter { $0.outcome != .failed }.map { UInt64($0.milliseconds * 1e6) })
+            let latency = Self.latency(mine)
             return .init(path: path.rawValue, answered: mine.filter { $0.outcome != .failed }.count, wrong: mine.filter { $0.outcome == .wrong }.count,
                          failed: mine.filter { $0.outcome == .failed }.count, p50Milliseconds: (latency.p50 / 1_000).rounded(), p99Milliseconds: (latency.p99 / 1_000).rounded())
         }
@@ -868,18 +935,23 @@ final class SoakLoad: Sendable {
         func finished(from: Double, to: Double) -> [Answer] {
             all.filter { $0.second >= from && $0.second < (to == rows.last ? .infinity : to) }
         }
-        func latency(_ answers: [Answer]) -> LatencySummary {
-            LatencySummary(nanoseconds: answers.filter { $0.outcome != .failed }.map { UInt64($0.milliseconds * 1e6) })
+        // What one stretch of the run sums up to: its answers, lost ones, latencies (of those answered)
+        // and the CPU (``SoakBenchReport/Interval/cpu(from:to:samples:machine:)``), rounded as reported.
+        func stretch(from: Double, to end: Double) -> (answers: Int, failed: Int, p50: Double, p99: Double, workerSeconds: Double,
+                                                       workersPercent: Double, busyPercent: Double, stealPercent: Double) {
+            let here = finished(from: from, to: end)
+            let latency = Self.latency(here)
+            let cpu = SoakBenchReport.Interval.cpu(from: from, to: end, samples: samples, machine: machine)
+            func tenths(_ value: Double) -> Double { (value * 10).rounded() / 10 }
+            return (here.count, here.filter { $0.outcome == .failed }.count, (latency.p50 / 1_000).rounded(), (latency.p99 / 1_000).rounded(),
+                    cpu.workerSeconds, tenths(cpu.workers), tenths(cpu.busy), tenths(cpu.steal))
         }
         var intervals: [SoakBenchReport.Interval] = []
         var from = 0.0
         for end in rows {
-            let here = finished(from: from, to: end), latency = latency(here)
-            let cpu = SoakBenchReport.Interval.cpu(from: from, to: end, samples: samples, machine: machine)
-            intervals.append(.init(second: end, answers: here.count, failed: here.filter { $0.outcome == .failed }.count,
-                                   p50Milliseconds: (latency.p50 / 1_000).rounded(), p99Milliseconds: (latency.p99 / 1_000).rounded(),
-                                   workersCPUPercent: (cpu.workers * 10).rounded() / 10, machineBusyPercent: (cpu.busy * 10).rounded() / 10,
-                                   stealPercent: (cpu.steal * 10).rounded() / 10))
+            let sum = stretch(from: from, to: end)
+            intervals.append(.init(second: end, answers: sum.answers, failed: sum.failed, p50Milliseconds: sum.p50, p99Milliseconds: sum.p99,
+                                   workersCPUPercent: sum.workersPercent, machineBusyPercent: sum.busyPercent, stealPercent: sum.stealPercent))
             from = end
         }
         // Windows of whole rows: each ends at the first row at or past its length.
@@ -887,16 +959,21 @@ final class SoakLoad: Sendable {
         from = 0
         for end in rows where end >= from + options.windowSeconds - options.sampleSeconds / 2 || end == rows.last {
             guard end > from else { continue }
-            let here = finished(from: from, to: end), latency = latency(here)
-            let cpu = SoakBenchReport.Interval.cpu(from: from, to: end, samples: samples, machine: machine)
-            windows.append(.init(fromSecond: from, toSecond: end, answers: here.count, failed: here.filter { $0.outcome == .failed }.count,
-                                 p50Milliseconds: (latency.p50 / 1_000).rounded(), p99Milliseconds: (latency.p99 / 1_000).rounded(),
-                                 workerCPUSecondsPerAnswer: here.isEmpty ? 0 : (cpu.workerSeconds / Double(here.count) * 100).rounded() / 100,
-                                 machineBusyPercent: (cpu.busy * 10).rounded() / 10, stealPercent: (cpu.steal * 10).rounded() / 10,
-                                 probeMilliseconds: OCRDetectionRow.median(machine.filter { $0.second > from && $0.second <= end }.compactMap(\.probeMilliseconds))))
+            let sum = stretch(from: from, to: end), probes = machine.filter { $0.second > from && $0.second <= end }
+            func perAnswer(_ value: Double, places: Double) -> Double { sum.answers == 0 ? 0 : (value / Double(sum.answers) * places).rounded() / places }
+            let system = SoakBenchReport.Interval.workers(\.systemCPUSeconds, from: from, to: end, samples: samples)
+            let faults = SoakBenchReport.Interval.workers({ $0.minorFaults.map(Double.init) }, from: from, to: end, samples: samples)
+            windows.append(.init(fromSecond: from, toSecond: end, answers: sum.answers, failed: sum.failed, p50Milliseconds: sum.p50, p99Milliseconds: sum.p99,
+                                 workerCPUSecondsPerAnswer: perAnswer(sum.workerSeconds, places: 100), machineBusyPercent: sum.busyPercent, stealPercent: sum.stealPercent,
+                                 workerSystemCPUSecondsPerAnswer: perAnswer(system, places: 1_000), workerMinorFaultsPerAnswer: perAnswer(faults, places: 1),
+                                 probeMilliseconds: OCRDetectionRow.median(probes.compactMap(\.probeMilliseconds)),
+                                 memoryProbeMilliseconds: OCRDetectionRow.median(probes.compactMap(\.memoryProbeMilliseconds))))
             from = end
         }
-        // Each process from the first sample past its warm-up to its last.
+        // Each process from the first sample past its warm-up to its last. Not from the pause at rest: a
+        // worker idle for it has handed its freed pages back, and its reading then is no floor of a process
+        // under load. Its working set is back a row's time after the load resumes.
+        let settled = resumed.map { $0 + min(options.sampleSeconds, options.warmupSeconds) } ?? 0
         var processes: [SoakBenchReport.ProcessSummary] = []
         var seen: [String] = []
         for sample in samples where !seen.contains("\(sample.role)#\(sample.instance)") {
@@ -904,7 +981,7 @@ final class SoakLoad: Sendable {
             let mine = samples.filter { $0.role == sample.role && $0.instance == sample.instance }
             // A restarted process began at its restart.
             let began = sample.instance == 1 ? 0 : restarts.filter { $0.role == sample.role }.dropFirst(sample.instance - 2).first?.second ?? mine[0].second
-            processes.append(.init(role: sample.role, instance: sample.instance, samples: mine, warmFrom: began + options.warmupSeconds,
+            processes.append(.init(role: sample.role, instance: sample.instance, samples: mine, warmFrom: max(began + options.warmupSeconds, settled),
                                    maxWindow: max(2, Int((options.windowSeconds / options.probeInterval).rounded()))))
         }
         return SoakBenchReport(machine: MachineInfo.current(), minutes: options.minutes, clients: options.clients, workers: options.workers,

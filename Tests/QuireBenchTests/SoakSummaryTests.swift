@@ -61,11 +61,12 @@ struct SoakSummaryTests {
         #expect(young.fromSecond == 0 && young.floorWindow == 1 && young.rssFloorGrowthPercent == 0)
     }
 
-    @Test("CPU time from /proc/PID/stat, counted after the last ')' of the command name")
+    @Test("CPU time and minor faults from /proc/PID/stat, counted after the last ')' of the command name")
     func processCPU() {
         let stat = "4242 (quire (soak) x) S 1 4242 4242 0 -1 4194560 9000 0 12 0 1234 566 0 0 20 0 19 0 1000 900000 1200 18446744073709551615"
-        #expect(SoakStack.cpuSeconds(stat: stat, ticksPerSecond: 100) == 18)
-        #expect(SoakStack.cpuSeconds(stat: "4242 (quire) S 1", ticksPerSecond: 100) == nil)
+        let times = SoakStack.cpuTimes(stat: stat, ticksPerSecond: 100)
+        #expect(times?.user == 12.34 && times?.system == 5.66 && times?.minorFaults == 9_000)
+        #expect(SoakStack.cpuTimes(stat: "4242 (quire) S 1", ticksPerSecond: 100) == nil)
     }
 
     @Test("The machine's busy and steal shares, and the workers' CPU across a restart")
@@ -86,6 +87,8 @@ struct SoakSummaryTests {
                         reading(60, "broker", pid: 1, cpu: 50), reading(70, "worker-2", pid: 20, cpu: 160)]
         let cpu = SoakBenchReport.Interval.cpu(from: 0, to: 60, samples: readings, machine: [first, second])
         #expect(cpu.workerSeconds == 27 + 54 + 18)
+        // Any count goes the same way; a reading without it (an older report's) counts nothing.
+        #expect(SoakBenchReport.Interval.workers({ $0.pid == 11 ? nil : $0.cpuSeconds }, from: 0, to: 60, samples: readings) == 27 + 54)
         #expect(cpu.workers == 165)
         // 300 ticks of 500 busy (user, system), 50 stolen.
         #expect(cpu.busy == 60 && cpu.steal == 10)

@@ -65,7 +65,10 @@ def test_a_minute_of_mixed_load_loses_nothing_and_samples_every_process(tmp_path
     assert windows and windows[-1]["to_second"] == report["intervals"][-1]["second"], windows
     assert sum(w["answers"] for w in windows) == sum(i["answers"] for i in report["intervals"]), (windows, report["intervals"])
     assert all(w["worker_cpu_seconds_per_answer"] > 0 and 0 < w["machine_busy_percent"] <= 100 for w in windows), windows
-    assert all(w["probe_milliseconds"] > 0 for w in windows) and all(m["probe_milliseconds"] > 0 for m in report["machine_samples"]), windows
+    assert all(0 <= w["worker_system_cpu_seconds_per_answer"] < w["worker_cpu_seconds_per_answer"] and w["worker_minor_faults_per_answer"] > 0
+               for w in windows), windows
+    for probe in ("probe_milliseconds", "memory_probe_milliseconds"):
+        assert all(w[probe] > 0 for w in windows) and all(m[probe] > 0 for m in report["machine_samples"]), (probe, windows)
     assert all(0 < i["workers_cpu_percent"] <= 100 * 2 * 1.1 for i in report["intervals"] if i["answers"] > 0), report["intervals"]
     # At rest (the load paused after the warm-up, and once it was over): every process that lived
     # through both read twice, the first after the warm-up.
@@ -75,6 +78,13 @@ def test_a_minute_of_mixed_load_loses_nothing_and_samples_every_process(tmp_path
     for key in [("broker", 1), ("gateway", 1), ("worker-2", 1), ("bench", 1)]:
         assert len(rest.get(key, [])) == 2 and rest[key][0]["second"] >= report["warmup_seconds"], (key, rest)
         assert all(s["rss_bytes"] > 0 for s in rest[key]), rest[key]
+    # The growth of a process that lived through the pause is read from a row's time after it, not from
+    # the reading at rest (an idle worker hands its freed pages back).
+    settled = rest[("broker", 1)][0]["second"] + min(report["sample_seconds"], report["warmup_seconds"])
+    # (A process gone before then, worker-1 at its first restart, is summed up from its first reading.)
+    starts = [(p["role"], p["instance"], p["from_second"]) for p in report["processes"] if p["to_second"] >= settled]
+    assert len(starts) >= 5, report["processes"]
+    assert all(second >= settled for _, _, second in starts), (settled, starts, [(s["role"], s["second"]) for s in report["rest_samples"]])
     # The load never stalled: at most two 10 s intervals (a killed worker's request waits for its
     # heartbeats to run out) went by without an answer.
     assert len(report["intervals"]) >= 5, report["intervals"]
