@@ -104,6 +104,8 @@ final class MemoryJobStorage: JobStorage {
                         rows[id]?.claimedBy = nil
                     }
                     if let reply = update.reply { rows[id]?.reply = reply }
+                    // An ended job's request is dropped, as the stores on disk drop it.
+                    if !update.record.state.isActive { rows[id]?.request = [] }
                 }
             }
         }
@@ -161,6 +163,7 @@ final class MemoryJobStorage: JobStorage {
                 found.finished.append(id)
             }
             rows[id]?.record = record
+            if !record.state.isActive { rows[id]?.request = [] }
             if record.state == .queued {
                 found.depth[record.service, default: PriorityDepth()].add(record.priority)
             }

@@ -131,6 +131,27 @@ struct JobStorageConformanceTests {
         #expect(framesOf(subject.store.load(.reply(done, to: Self.client))) == [Array("result".utf8)])
     }
 
+    @Test("a job that ends keeps its result and drops its request; one still queued or running keeps it", arguments: Kind.allCases)
+    func endedJobsDropTheirRequests(kind: Kind) throws {
+        let subject = try Subject(kind)
+        try insert(record("done", sequence: 1), record("retried", sequence: 2), record("cancelled", sequence: 3), into: subject.store)
+        var batch = JobBatch()
+        var done = record("done", state: .done, sequence: 1, expiresAt: 90_000)
+        done.finishedAt = 2_000
+        batch.updates["done"] = JobBatch.Update(record: done, reply: [Array("result".utf8)])
+        var retried = record("retried", state: .queued, sequence: 2)
+        retried.attempts = 1
+        batch.updates["retried"] = JobBatch.Update(record: retried, reply: nil)
+        batch.updates["cancelled"] = JobBatch.Update(record: record("cancelled", state: .cancelled, sequence: 3, expiresAt: 90_000), reply: nil)
+        try subject.store.write([batch])
+        #expect(framesOf(subject.store.load(.request(id: "done"))) == [])
+        #expect(framesOf(subject.store.load(.request(id: "cancelled"))) == [])
+        #expect(framesOf(subject.store.load(.request(id: "retried"))) == [Array("{}".utf8), Array("retried".utf8)])
+        #expect(framesOf(subject.store.load(.reply(done, to: Self.client))) == [Array("result".utf8)])
+        #expect(recordOf(subject.store.load(.job(id: "done", then: Self.lookup)))?.requestBytes == record("done", sequence: 1).requestBytes,
+                "the request's size is still told")
+    }
+
     @Test("deletions come first in a batch: a job closed and resubmitted with its key in one turn", arguments: Kind.allCases)
     func deleteThenInsert(kind: Kind) throws {
         let subject = try Subject(kind)
@@ -246,6 +267,9 @@ struct JobStorageConformanceTests {
         #expect(recordOf(subject.store.load(.job(id: "once", then: Self.lookup)))?.state == .dead)
         #expect(recordOf(subject.store.load(.job(id: "soon", then: Self.lookup)))?.state == .expired)
         #expect(recordOf(subject.store.load(.job(id: "twice", then: Self.lookup)))?.attempts == 1, "the attempt counts")
+        // The jobs that ended drop their requests; the one queued again keeps its own.
+        #expect(framesOf(subject.store.load(.request(id: "once"))) == [] && framesOf(subject.store.load(.request(id: "soon"))) == [])
+        #expect(framesOf(subject.store.load(.request(id: "twice"))) == [Array("{}".utf8), Array("twice".utf8)])
     }
 
     @Test("a new job whose key another broker's job took is that job: not written, named in the outcome", arguments: Kind.shared)

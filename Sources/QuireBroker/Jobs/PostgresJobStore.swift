@@ -187,16 +187,19 @@ final class PostgresJobStore: JobStorage {
                     let r = update.record
                     var sql = """
                         UPDATE quire_jobs SET state = $1, attempts = $2, updated_at = $3, started_at = $4, finished_at = $5, not_before = $6,
-                            expires_at = $7, last_error = $8, reply = COALESCE($9, reply), lease_until = NULL, claimed_by = NULL WHERE id = $10
+                            expires_at = $7, last_error = $8, reply = COALESCE($9, reply), request = COALESCE($10, request),
+                            lease_until = NULL, claimed_by = NULL WHERE id = $11
                         """
+                    // A job that has ended no longer needs its request (``JobRecord/endedRequest``).
                     var parameters: [PostgresValue] = [
                         .text(r.state.rawValue), .int(r.attempts), .int(r.updatedAt), .int(r.startedAt), .int(r.finishedAt), .int(r.notBefore),
-                        .int(r.expiresAt), .bytes(r.lastError), .bytes(update.reply.map(FrameCoding.encode)), .text(r.id),
+                        .int(r.expiresAt), .bytes(r.lastError), .bytes(update.reply.map(FrameCoding.encode)),
+                        .bytes(r.state.isActive ? nil : JobRecord.endedRequest), .text(r.id),
                     ]
                     switch update.fence {
                     case .none: break
                     case .attempt(let attempt):
-                        sql += " AND attempts = $11 AND state = 'running'"
+                        sql += " AND attempts = $12 AND state = 'running'"
                         parameters.append(.int(attempt))
                     case .active:
                         sql += " AND state IN ('queued', 'running')"
@@ -304,10 +307,11 @@ final class PostgresJobStore: JobStorage {
                     UPDATE quire_jobs SET state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'queued' END, updated_at = $1,
                         finished_at = CASE WHEN attempts >= max_attempts THEN $1 END,
                         expires_at = CASE WHEN attempts >= max_attempts THEN $1 + result_ttl END,
-                        last_error = CASE WHEN attempts >= max_attempts THEN $3 ELSE $2 END, lease_until = NULL, claimed_by = NULL
+                        last_error = CASE WHEN attempts >= max_attempts THEN $3 ELSE $2 END, lease_until = NULL, claimed_by = NULL,
+                        request = CASE WHEN attempts >= max_attempts THEN $4 ELSE request END
                     WHERE state = 'running' AND lease_until < $1
                     RETURNING id, service, state
-                    """, [.int(now), .bytes(silent.jsonFrame), .bytes(dead.jsonFrame)])
+                    """, [.int(now), .bytes(silent.jsonFrame), .bytes(dead.jsonFrame), .bytes(JobRecord.endedRequest)])
                 for row in 0..<expired.count {
                     guard let id = expired.text(row, 0), let service = expired.text(row, 1) else { continue }
                     found.leasesExpired[service, default: 0] += 1
@@ -317,9 +321,10 @@ final class PostgresJobStore: JobStorage {
                     }
                 }
                 let late = try connection.query("""
-                    UPDATE quire_jobs SET state = 'expired', updated_at = $1, finished_at = $1, expires_at = $1 + result_ttl, last_error = $2
+                    UPDATE quire_jobs SET state = 'expired', updated_at = $1, finished_at = $1, expires_at = $1 + result_ttl, last_error = $2,
+                        request = $3
                     WHERE state = 'queued' AND deadline <= $1 RETURNING id
-                    """, [.int(now), .bytes(late.jsonFrame)])
+                    """, [.int(now), .bytes(late.jsonFrame), .bytes(JobRecord.endedRequest)])
                 found.finished += (0..<late.count).compactMap { late.text($0, 0) }
                 let depth = try connection.query("SELECT service, priority, count(*) FROM quire_jobs WHERE state = 'queued' GROUP BY service, priority")
                 for row in 0..<depth.count {

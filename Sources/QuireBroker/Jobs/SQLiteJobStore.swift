@@ -74,6 +74,11 @@ public struct JobRecord: Sendable, Equatable {
 
     /// Whether the result is past its TTL at `now`: the job is gone, even before the sweep deletes its row.
     public func isExpired(at now: Int64) -> Bool { (expiresAt ?? .max) <= now }
+
+    /// What a job that has ended keeps of its request: no frames. Only its result is asked for from then
+    /// on, for as long as its TTL; under Azure Read's operations, kept a day, the images were 40 % of the
+    /// store's bytes.
+    static let endedRequest = FrameCoding.encode([])
 }
 
 /// A failure of the job store, by kind: what the client is told depends on it.
@@ -220,15 +225,16 @@ final class SQLiteJobStore {
         return lastSequence
     }
 
-    /// Writes every field of `record` (not the request); the reply when given.
+    /// Writes every field of `record`; the reply when given. A job that has ended no longer needs its
+    /// request (no attempt is left to hand it to): it is dropped, its size kept in `request_bytes`.
     func update(_ record: JobRecord, reply: [[UInt8]]? = nil) throws(SQLiteError) {
         let statement = try database.statement("""
             UPDATE jobs SET state = ?, attempts = ?, updated_at = ?, started_at = ?, finished_at = ?, not_before = ?,
-                expires_at = ?, last_error = ?, reply = COALESCE(?, reply) WHERE id = ?
+                expires_at = ?, last_error = ?, reply = COALESCE(?, reply), request = COALESCE(?, request) WHERE id = ?
             """)
         statement.bind(1, record.state.rawValue).bind(2, record.attempts).bind(3, record.updatedAt).bind(4, record.startedAt)
             .bind(5, record.finishedAt).bind(6, record.notBefore).bind(7, record.expiresAt).bind(8, blob: record.lastError)
-            .bind(9, blob: reply.map(FrameCoding.encode)).bind(10, record.id)
+            .bind(9, blob: reply.map(FrameCoding.encode)).bind(10, blob: record.state.isActive ? nil : JobRecord.endedRequest).bind(11, record.id)
         try statement.run()
     }
 
