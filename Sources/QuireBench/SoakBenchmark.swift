@@ -36,8 +36,9 @@ public struct SoakBenchOptions: Sendable, Equatable {
     public var requestTimeout: Milliseconds = 600_000
     /// At the end of the warm-up, and once the load is over, every process is read after this long
     /// with nothing in flight (the load pauses for it after the warm-up): what a process holds at rest,
-    /// with no request's memory in it, is what a leak raises. 0: no pause.
-    public var restSeconds: Double = 8
+    /// with no request's memory in it, is what a leak raises. Past jemalloc's decay (10 s), so that what
+    /// a process freed last has gone back. 0: no pause.
+    public var restSeconds: Double = 20
 
     public init() {}
 

@@ -126,6 +126,8 @@ public final class Broker: Sendable {
         var loop = Loop(machine: BrokerMachine(broker: state, jobs: jobs), socket: socket, storage: storage, logger: logger)
         let poller = Poller([.socket(socket, .readable), .descriptor(wakeup.descriptor, .readable)])
         var nextTick = Instant.now() + tickInterval
+        // Once a second, the allocator's decay goes on even when the loop and the store thread are idle.
+        var nextDecay = Instant.now() + Milliseconds(1_000)
 
         do {
             while !stopRequested.load(ordering: .acquiring) {
@@ -148,6 +150,10 @@ public final class Broker: Sendable {
                 if now >= nextTick {
                     try loop.handle(.tick)
                     nextTick = now + tickInterval
+                    if now >= nextDecay {
+                        ProcessMemory.advanceDecay()
+                        nextDecay = now + Milliseconds(1_000)
+                    }
                 }
                 stats?.publishDue(&loop.machine.broker, now: now)
             }

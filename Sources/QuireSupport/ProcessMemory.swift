@@ -42,6 +42,17 @@ public enum ProcessMemory {
         return trim(0) != 0
     }
 
+    /// Lets jemalloc's decay go on while the process's threads are idle: jemalloc hands the pages an
+    /// arena freed back to the system over its decay time (10 s by default), but only as that arena
+    /// allocates or frees again, so a broker whose store thread read a burst of large requests kept
+    /// their pages while it waited for the next (`arena.<all>.decay`: the purging due by the decay
+    /// curve, now; nothing when nothing is due). False where the process does not run on jemalloc.
+    @discardableResult
+    public static func advanceDecay() -> Bool {
+        guard let mallctl else { return false }
+        return mallctl("arena.4096.decay", nil, nil, nil, 0) == 0  // 4096: MALLCTL_ARENAS_ALL
+    }
+
     /// The most malloc arenas an OCR worker process with `engineThreads` engine threads keeps: one for
     /// each, and at least two; nil where the operator has set `MALLOC_ARENA_MAX`, which glibc reads itself.
     public static func arenaLimit(engineThreads: Int, environment: [String: String]) -> Int? {

@@ -73,6 +73,12 @@ struct IdleReleaseTests {
         #expect(before - after > 64 << 20, "RSS \(before >> 20) MB before, \(after >> 20) MB after")
     }
 
+    @Test("on jemalloc, the decay due is run on request (the broker's idle loop asks once a second)")
+    func decayOnRequest() throws {
+        try #require(ProcessMemory.runsOnJemalloc, "this test binary should run on jemalloc")
+        #expect(ProcessMemory.advanceDecay())
+    }
+
     @Test("on jemalloc, a worker's freed pages under 8 MiB stay until released, larger blocks go back at once")
     func keptUntilReleased() throws {
         // The package's test binary links jemalloc with the quire executable's module (Package.swift).

@@ -28,7 +28,7 @@ def test_a_minute_of_mixed_load_loses_nothing_and_samples_every_process(tmp_path
     (tmp_path / "page.png").write_bytes(oi.png(page.image))
     (tmp_path / "sign.jpg").write_bytes(oi.jpeg(photo.image))
     (tmp_path / "two-pages.pdf").write_bytes(scanned([page, oi.render_lines(PARAGRAPH[::-1], "sans", 34)], dpi=150))
-    bench = subprocess.Popen([QUIRE_BIN, "bench", "soak", "--minutes", "1", "--sample-s", "10", "--clients", "2", "--json", "--quiet",
+    bench = subprocess.Popen([QUIRE_BIN, "bench", "soak", "--minutes", "1", "--sample-s", "10", "--rest-s", "8", "--clients", "2", "--json", "--quiet",
                               str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
     try:
         out, err = bench.communicate(timeout=360)
