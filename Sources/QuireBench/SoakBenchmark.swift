@@ -312,16 +312,13 @@ extension SoakBenchReport.MachineSample {
     /// its core's own cache, this one waits on the memory the host's other tenants share, which a
     /// stalled core spends as CPU time.
     static func memoryProbe() -> Double? {
-        var before = timespec(), after = timespec()
-        guard clock_gettime(CLOCK_THREAD_CPUTIME_ID, &before) == 0 else { return nil }
-        var at: UInt32 = 0
-        probeCycle.withUnsafeBufferPointer { next in
-            for _ in 0..<200_000 { at = next[Int(at)] }
+        threadCPUMilliseconds {
+            var at: UInt32 = 0
+            probeCycle.withUnsafeBufferPointer { next in
+                for _ in 0..<200_000 { at = next[Int(at)] }
+            }
+            return UInt64(at)
         }
-        guard clock_gettime(CLOCK_THREAD_CPUTIME_ID, &after) == 0 else { return nil }
-        probeSink.store(UInt64(at), ordering: .relaxed)
-        let milliseconds = Double(after.tv_sec - before.tv_sec) * 1e3 + Double(after.tv_nsec - before.tv_nsec) / 1e6
-        return (milliseconds * 1_000).rounded() / 1_000
     }
 
     /// The thread CPU time of a fixed piece of integer and cache work (xorshift over 256 KiB, 6.5 million
@@ -330,21 +327,24 @@ extension SoakBenchReport.MachineSample {
     static func speedProbe() -> Double? {
         var buffer = [UInt64](repeating: 0, count: 32_768)
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
-        var before = timespec(), after = timespec()
-        guard clock_gettime(CLOCK_THREAD_CPUTIME_ID, &before) == 0 else { return nil }
-        buffer.withUnsafeMutableBufferPointer { words in
-            for _ in 0..<200 {
-                for index in words.indices {
-                    state ^= state << 13
-                    state ^= state >> 7
-                    state ^= state << 17
-                    words[index] &+= state
+        return threadCPUMilliseconds {
+            buffer.withUnsafeMutableBufferPointer { words in
+                for _ in 0..<200 {
+                    for index in words.indices { words[index] &+= xorshift(&state) }
                 }
             }
+            return buffer.reduce(0, &+)
         }
+    }
+
+    /// The CPU time this thread spent on `work`, in milliseconds to the microsecond. What the work
+    /// returns is kept, so that the compiler cannot take it for dead code.
+    private static func threadCPUMilliseconds(_ work: () -> UInt64) -> Double? {
+        var before = timespec(), after = timespec()
+        guard clock_gettime(CLOCK_THREAD_CPUTIME_ID, &before) == 0 else { return nil }
+        let result = work()
         guard clock_gettime(CLOCK_THREAD_CPUTIME_ID, &after) == 0 else { return nil }
-        // Kept, so that the work is not optimized away.
-        probeSink.store(buffer.reduce(0, &+), ordering: .relaxed)
+        probeSink.store(result, ordering: .relaxed)
         let milliseconds = Double(after.tv_sec - before.tv_sec) * 1e3 + Double(after.tv_nsec - before.tv_nsec) / 1e6
         return (milliseconds * 1_000).rounded() / 1_000
     }
@@ -371,13 +371,18 @@ private let probeCycle: [UInt32] = {
     }
     var state: UInt64 = 0x2545_F491_4F6C_DD1D
     for index in stride(from: next.count - 1, to: 0, by: -1) {
-        state ^= state << 13
-        state ^= state >> 7
-        state ^= state << 17
-        next.swapAt(index, Int(state % UInt64(index)))
+        next.swapAt(index, Int(xorshift(&state) % UInt64(index)))
     }
     return next
 }()
+
+/// Marsaglia's xorshift64 step (13, 7, 17): the probes' fixed pseudo-random sequence.
+private func xorshift(_ state: inout UInt64) -> UInt64 {
+    state ^= state << 13
+    state ^= state >> 7
+    state ^= state << 17
+    return state
+}
 
 extension SoakBenchReport.Interval {
     /// The OCR workers' CPU seconds between `from` and `to` (every worker process read in that time, each
